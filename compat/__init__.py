@@ -1,0 +1,54 @@
+"""compat: check AI-inference deployment stacks before you upgrade.
+
+>>> import compat
+>>> report = compat.check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
+>>> report.ok
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .engine.check import check_stack
+from .engine.findings import Finding, Report
+from .errors import CompatError, DatabaseError, ResolutionTooComplex, StackError
+from .knowledge.database import Database
+from .sources.stack import Stack, load_stack
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "check",
+    "load_stack",
+    "Database",
+    "Stack",
+    "Report",
+    "Finding",
+    "CompatError",
+    "StackError",
+    "DatabaseError",
+    "ResolutionTooComplex",
+    "__version__",
+]
+
+
+def check(
+    stack: str | Path | Mapping[str, Any] | Stack,
+    *,
+    database: Database | None = None,
+    strict: bool | None = None,
+    ignore: tuple[str, ...] | list[str] = (),
+) -> Report:
+    """Check a stack (a stack.toml path, a mapping of its tables, or a `Stack`).
+
+    Returns a `Report`; raises a `CompatError` subclass for input that cannot
+    be used (the command line's exit 2). `strict` makes warnings fail too;
+    `ignore` suppresses findings by ID (shell-style patterns allowed).
+    """
+    db = database if database is not None else Database.load()
+    if not isinstance(stack, Stack):
+        stack = load_stack(stack, db)
+    return check_stack(stack, db, strict=strict, ignore=ignore)

@@ -1,0 +1,33 @@
+"""Name normalization and "did you mean" suggestions."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from packaging.utils import canonicalize_name
+
+
+def normalize(name: str) -> str:
+    """PEP 503 normalization, as pip and uv apply it to package names.
+
+    >>> normalize("Flash_Infer.Python")
+    'flash-infer-python'
+    """
+    return str(canonicalize_name(name))
+
+
+def nearest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The known name closest to `word`, if any is close enough.
+
+    >>> nearest("pyhton", ["python", "platform", "cuda"])
+    'python'
+    """
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return found[0] if found else None
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """A suffix for an error message: ``"; did you mean 'x'?"`` or nothing."""
+    guess = nearest(word, choices, cutoff=cutoff)
+    return f"; did you mean {guess!r}?" if guess else ""

@@ -1,0 +1,415 @@
+"""`check`: every violated constraint of a stack, as findings.
+
+1. Resolve the stack (resolver.py). Success gives a version for every
+   package of the stack and for the tracked packages they need.
+2. On failure, take the stack's own pins (and, for a range, its newest
+   allowed release) so that each constraint can still be judged.
+3. Judge every requirement edge of those releases on its own, every rule of
+   the database that applies, and the status of each release. Each violated
+   constraint is a finding, so a stack with three problems shows three, not
+   the first one the resolver tripped on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from packaging.version import Version
+
+from .._versions import spec_text
+from ..knowledge.conditions import UNKNOWN, Condition
+from ..knowledge.database import Database
+from ..knowledge.model import Component, Release, Rule, Source
+from ..sources.stack import Stack
+from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts
+from .findings import SEVERITY_ORDER, Finding, Report
+from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
+
+__all__ = ["check_stack"]
+
+_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "the NVIDIA driver", "rocm": "ROCm", "compute_capability": "compute capability"}
+
+
+def check_stack(
+    stack: Stack,
+    db: Database,
+    *,
+    strict: bool | None = None,
+    ignore: tuple[str, ...] | list[str] = (),
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+) -> Report:
+    """Check `stack` against `db` and return the report (nothing is printed)."""
+    checker = _Checker(stack, db)
+    resolution = resolve(stack, db, max_rounds=max_rounds)
+    versions = checker.assign(resolution)
+    checker.stack_findings()
+    checker.edges(versions)
+    checker.rules(versions)
+    checker.statuses(versions)
+    checker.gaps(resolution)
+    if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
+        checker.unexplained(resolution)
+    findings = sorted(_unique(checker.findings), key=lambda f: (SEVERITY_ORDER[f.severity], f.id))
+    packages = {name: _shown(versions.get(name), spec.written) for name, spec in stack.packages.items()}
+    resolved = {
+        name: str(v) for name, v in sorted(versions.items()) if name not in stack.packages and v is not None
+    }
+    report = Report(
+        stack=stack,
+        findings=findings,
+        packages=packages,
+        resolved=resolved,
+        strict=stack.strict if strict is None else (strict or stack.strict),
+        resolution_ok=resolution.ok,
+    )
+    report.suppress(tuple(stack.ignore) + tuple(ignore))
+    return report
+
+
+def _shown(version: Version | None, written: str) -> str:
+    return str(version) if version is not None else written
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: dict[str, Finding] = {}
+    for finding in findings:
+        seen.setdefault(finding.id, finding)
+    return list(seen.values())
+
+
+class _Checker:
+    def __init__(self, stack: Stack, db: Database) -> None:
+        self.stack = stack
+        self.db = db
+        self.findings: list[Finding] = []
+        self.provider = StackProvider(stack, db)
+        self.releases: dict[str, Release] = {}
+
+    # -- helpers -------------------------------------------------------------
+
+    def add(self, id: str, severity: str, message: str, components: tuple[str, ...], kind: str, layer: str,
+            source: str | Source | None = None, **details: Any) -> None:
+        if not isinstance(source, Source):
+            source = self.db.source(source)
+        self.findings.append(
+            Finding(
+                id=id,
+                severity=severity,
+                message=message,
+                components=components,
+                kind=kind,
+                layer=layer,
+                source=source,
+                details={k: v for k, v in details.items() if v is not None},
+            )
+        )
+
+    def release_of(self, name: str, version: Version | None) -> Release | None:
+        if version is None:
+            return None
+        component = self.db.component(name)
+        return component.release(version) if component is not None else None
+
+    # -- 1 and 2: a version for every package --------------------------------
+
+    def assign(self, resolution: Resolution) -> dict[str, Version | None]:
+        if resolution.ok:
+            versions: dict[str, Version | None] = {}
+            for key, candidate in resolution.versions.items():
+                if key.startswith(VIRTUAL_PREFIX):
+                    continue
+                versions[key] = candidate.version
+            return versions
+        versions = {}
+        for name, spec in self.stack.packages.items():
+            if spec.pinned is not None:
+                versions[name] = spec.pinned
+                continue
+            component = self.db.component(name)
+            choices = self.provider._candidates(name, frozenset(), [Need(name, spec.specifier)])
+            versions[name] = choices[0].version if (choices and component is not None) else None
+        return versions
+
+    # -- 3: the stack file itself ------------------------------------------------
+
+    def stack_findings(self) -> None:
+        for name in self.stack.untracked:
+            self.add(
+                f"untracked:{name}",
+                "warning",
+                f"{name} is not tracked by the database; it is checked only against the requirements of other packages",
+                (name,),
+                "untracked",
+                "stack",
+            )
+        for package, option in self.stack.unknown_options:
+            self.add(
+                f"unknown-option:{package}:{option}",
+                "warning",
+                f"the database knows no option {option!r} of {package}; it is not checked",
+                (package,),
+                "unknown-option",
+                "stack",
+            )
+        for package, values in self.stack.options.items():
+            component = self.db.component(package)
+            if component is None:
+                continue
+            for option, value in values.items():
+                spec = component.options.get(option)
+                if spec is None or not spec.values:
+                    continue
+                text = str(value).lower() if not isinstance(value, bool) else ("true" if value else "false")
+                if text not in spec.values:
+                    self.add(
+                        f"option-value:{package}:{option}",
+                        "warning",
+                        f"{package} option {option} = {value!r} is not one of the values the database knows: "
+                        f"{', '.join(spec.values)}",
+                        (package,),
+                        "option-value",
+                        "curated",
+                        spec.source,
+                    )
+
+    # -- 3: every requirement edge ---------------------------------------------
+
+    def edges(self, versions: dict[str, Version | None]) -> None:
+        wanted: dict[str, list[tuple[Need, Release]]] = defaultdict(list)
+        for name, version in versions.items():
+            release = self.release_of(name, version)
+            if release is None:
+                continue
+            self.releases[name] = release
+            extras = self.stack.packages[name].extras if name in self.stack.packages else frozenset()
+            needs = self.provider.dependencies(release)
+            for extra in sorted(extras):
+                needs += self.provider.dependencies(release, frozenset([extra]))[1:]
+            for need in needs:
+                if need.origin == "rule":
+                    continue  # judged with the rule's own message in rules()
+                if need.is_virtual:
+                    self.virtual_edge(need, release)
+                elif need.name in versions:
+                    self.package_edge(need, release, versions)
+                else:
+                    wanted[need.name].append((need, release))
+        for target, needs in sorted(wanted.items()):
+            self.shared_target(target, needs)
+
+    def _source(self, need: Need, release: Release, field: str = "Requires-Dist") -> Source | str | None:
+        if need.origin == "metadata":
+            return self.db.metadata_source(release, field)
+        return need.source
+
+    def _who(self, release: Release) -> str:
+        return f"{release.package} {release.version}"
+
+    def _layer_words(self, need: Need) -> str:
+        if need.origin == "metadata":
+            return "its package metadata"
+        if need.origin == "rule":
+            return f"rule {need.rule}"
+        return "a curated entry of the database"
+
+    def virtual_edge(self, need: Need, release: Release) -> None:
+        key = need.name[len(VIRTUAL_PREFIX):]
+        facts = StackFacts(self.stack, {})
+        value = facts.version(key)
+        if value is UNKNOWN:
+            return
+        label = _LABELS[key]
+        if value is None:
+            ok, have = False, f"the stack has no {label}"
+        else:
+            ok = need.specifier.contains(value, prereleases=True)
+            have = f"the stack has {value}"
+        if ok:
+            return
+        component = VIRTUAL_LABELS[need.name]
+        if key == "python":
+            id_ = f"requires-python:{release.package}=={release.version}"
+            text = f"{self._who(release)} requires Python {spec_text(need.specifier)}; {have}"
+        else:
+            id_ = f"requires:{release.package}=={release.version}:{component}"
+            text = f"{self._who(release)} requires {label} {spec_text(need.specifier)}; {have}"
+        self.add(id_, "error", text, (release.package, component), "requirement",
+                 need.origin, self._source(need, release, "Requires-Python" if key == "python" else "Requires-Dist"),
+                 requirement=str(need.specifier))
+
+    def package_edge(self, need: Need, release: Release, versions: dict[str, Version | None]) -> None:
+        target = need.name
+        have = versions[target]
+        who = self._who(release)
+        if have is not None and not need.specifier.contains(have, prereleases=True):
+            written = f"{target}{spec_text(need.specifier)}"
+            suffix = " (a curated requirement)" if need.origin == "curated" else ""
+            self.add(
+                f"requires:{release.package}=={release.version}:{target}",
+                "error",
+                f"{who} requires {written}{suffix}; the stack has {target} {have}",
+                (release.package, target),
+                "requirement",
+                need.origin,
+                self._source(need, release),
+                requirement=f"{target}{need.specifier}",
+                found=str(have),
+            )
+            return
+        spec = self.stack.packages.get(target)
+        missing = sorted(need.extras - spec.extras) if spec is not None else []
+        if missing:
+            self.add(
+                f"extras:{release.package}=={release.version}:{target}",
+                "warning",
+                f"{who} needs {target}[{','.join(missing)}]; the stack installs {target} without "
+                f"the {', '.join(missing)} extra",
+                (release.package, target),
+                "requirement",
+                need.origin,
+                self._source(need, release),
+            )
+
+    def shared_target(self, target: str, needs: list[tuple[Need, Release]]) -> None:
+        """A package the stack leaves open: can all of its requirers agree?"""
+        for i, (first, a) in enumerate(needs):
+            for second, b in needs[i + 1:]:
+                if a.package == b.package:
+                    continue
+                meet = first.specifier.to_range().intersection(second.specifier.to_range())
+                if meet.is_empty:
+                    self.add(
+                        f"conflict:{target}",
+                        "error",
+                        f"{self._who(a)} requires {target}{spec_text(first.specifier)}, but {self._who(b)} requires "
+                        f"{target}{spec_text(second.specifier)}: no version of {target} satisfies both",
+                        (a.package, b.package, target),
+                        "conflict",
+                        first.origin if first.origin == second.origin else "metadata",
+                        self._source(first, a),
+                        requirements=[f"{target}{first.specifier}", f"{target}{second.specifier}"],
+                    )
+                    return
+
+    # -- 3: every rule that applies ----------------------------------------------
+
+    def rules(self, versions: dict[str, Version | None]) -> None:
+        facts = StackFacts(self.stack, versions)
+        for name, version in sorted(versions.items()):
+            component = self.db.component(name)
+            if component is None:
+                continue
+            scoped = facts.for_component(component)
+            for rule in component.rules:
+                if rule.covers(version):
+                    self.rule(rule, component, version, scoped)
+
+    def rule(self, rule: Rule, component: Component, version: Version | None, facts: StackFacts) -> None:
+        when = rule.when.evaluate(facts)
+        if when is not True:
+            return
+        who = f"{component.name} {version}"
+        components = (component.name, *self._subjects(rule.when), *(self._subjects(rule.require) if rule.require else ()))
+        components = tuple(dict.fromkeys(components))
+        if rule.kind == "requirement":
+            assert rule.require is not None
+            holds = rule.require.evaluate(facts)
+            if holds is True:
+                return
+            if holds is UNKNOWN:
+                self.add(
+                    rule.id,
+                    "warning",
+                    f"cannot verify: {rule.message} (the stack does not say enough to decide: "
+                    f"{rule.require.describe()})",
+                    components,
+                    "unverified",
+                    "curated",
+                    rule.source,
+                )
+                return
+            failing = "; ".join(t.describe() for t in rule.require.failing(facts))
+            self.add(rule.id, rule.severity, f"{who}: {rule.message}", components, rule.kind, "curated",
+                     rule.source, needs=rule.require.describe(), failing=failing or None)
+            return
+        message = f"{who}: {rule.message}"
+        if rule.kind == "known-issue" and rule.fixed_in is not None:
+            message += f" (fixed in {rule.fixed_in})"
+        self.add(rule.id, rule.severity, message, components, rule.kind, "curated", rule.source,
+                 fixed_in=str(rule.fixed_in) if rule.fixed_in else None)
+
+    @staticmethod
+    def _subjects(condition: Condition | None) -> list[str]:
+        out = []
+        for test in condition.walk() if condition else ():
+            if test.kind == "package":
+                out.append(test.key)
+            elif test.kind == "version":
+                out.append({"compute_capability": "gpu"}.get(test.key, test.key))
+            elif test.kind in ("choice", "count") and test.key.startswith("gpu"):
+                out.append("gpu")
+        return out
+
+    # -- 3: the releases themselves ---------------------------------------------
+
+    def statuses(self, versions: dict[str, Version | None]) -> None:
+        for name, version in sorted(versions.items()):
+            component = self.db.component(name)
+            if component is None or version is None:
+                continue
+            release = component.release(version)
+            if release is None:
+                if name in self.stack.packages:
+                    self.add(
+                        f"unknown-release:{name}=={version}",
+                        "warning",
+                        f"the database has no record of {name} {version}; its own requirements are not checked",
+                        (name,),
+                        "unknown-release",
+                        "metadata",
+                    )
+                continue
+            if release.is_yanked:
+                self.add(f"yanked:{name}=={version}", "warning", f"{name} {version} was yanked from the index",
+                         (name,), "status", "metadata")
+            elif release.is_prerelease:
+                self.add(
+                    f"pre-release:{name}=={version}",
+                    "warning",
+                    f"{name} {version} is a pre-release, not a final release",
+                    (name,),
+                    "status",
+                    release.layer,
+                    release.source,
+                )
+
+    def gaps(self, resolution: Resolution) -> None:
+        for gap in resolution.gaps:
+            need = gap.need
+            self.add(
+                f"gap:{gap.package}",
+                "warning",
+                f"{need.parent} requires {need.name}{spec_text(need.specifier)}, but the database has no such release of "
+                f"{need.name}; that requirement is not checked",
+                (need.parent.split()[0] if need.parent else gap.package, gap.package),
+                "database-gap",
+                need.origin,
+                need.source,
+            )
+
+    def unexplained(self, resolution: Resolution) -> None:
+        parts = []
+        for cause in resolution.causes:
+            who = str(cause.parent) if cause.parent is not None else "the stack"
+            parts.append(f"{who} requires {cause.requirement}")
+        names = tuple(dict.fromkeys(c.requirement.name.lstrip("_") for c in resolution.causes))
+        self.add(
+            "unresolvable",
+            "error",
+            "no set of versions satisfies every requirement: " + "; ".join(dict.fromkeys(parts)),
+            names,
+            "conflict",
+            "metadata",
+        )
+

@@ -1,0 +1,100 @@
+"""What the database's conditions see of a stack."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.version import Version
+
+from ..knowledge.conditions import UNKNOWN
+from ..knowledge.model import Component
+from ..sources.stack import Stack
+
+__all__ = ["StackFacts", "VIRTUAL_PREFIX", "virtual_name", "VIRTUAL_LABELS"]
+
+# Virtual packages cannot collide with real ones: a PEP 508 name never
+# starts with an underscore (conda's ``__cuda`` convention).
+VIRTUAL_PREFIX = "__"
+VIRTUAL_LABELS = {
+    "__python": "python",
+    "__cuda": "cuda",
+    "__driver": "driver",
+    "__rocm": "rocm",
+    "__compute_capability": "gpu",
+}
+
+
+def virtual_name(key: str) -> str:
+    return VIRTUAL_PREFIX + key
+
+
+class StackFacts:
+    """A stack, the versions chosen for its packages, and one component's options."""
+
+    def __init__(self, stack: Stack, versions: Mapping[str, Version | None], component: Component | None = None) -> None:
+        self.stack = stack
+        self.versions = versions
+        self.component = component
+
+    def for_component(self, component: Component | None) -> StackFacts:
+        return StackFacts(self.stack, self.versions, component)
+
+    def version(self, key: str) -> Version | None | Any:
+        system, hardware = self.stack.system, self.stack.hardware
+        if key == "python":
+            return system.python
+        if key == "cuda":
+            return system.cuda
+        if key == "rocm":
+            return system.rocm
+        if key == "driver":
+            if system.driver is not None:
+                return system.driver
+            # A stack that says nothing of the driver cannot be judged on it;
+            # a stack with no NVIDIA device has none.
+            return UNKNOWN if hardware.accelerator == "cuda" else None
+        if key == "compute_capability":
+            if hardware.compute_capability is not None:
+                return hardware.compute_capability
+            return UNKNOWN if hardware.accelerator == "cuda" else None
+        raise KeyError(key)
+
+    def choice(self, key: str) -> str | None | Any:
+        hardware = self.stack.hardware
+        gpu = hardware.gpu
+        if key == "platform":
+            return self.stack.system.platform
+        if key == "accelerator":
+            return hardware.accelerator
+        if key in ("gpu", "gpu_arch", "gpu_segment"):
+            if gpu is None:
+                return UNKNOWN if hardware.accelerator != "cpu" else None
+            if key == "gpu":
+                return gpu.name.lower()
+            return gpu.architecture.lower() if key == "gpu_arch" else gpu.segment
+        raise KeyError(key)
+
+    def gpu_count(self) -> int | Any:
+        return self.stack.hardware.count if self.stack.hardware.accelerator != "cpu" else 0
+
+    def package(self, name: str) -> Version | None | Any:
+        if name in self.versions:
+            version = self.versions[name]
+            return UNKNOWN if version is None else version
+        return None
+
+    def option(self, name: str) -> Any:
+        if self.component is None:
+            return None
+        given = self.stack.options.get(self.component.name, {})
+        if name in given:
+            return given[name]
+        spec = self.component.options.get(name)
+        return spec.default if spec is not None else None
+
+    def model(self, key: str) -> Any:
+        return getattr(self.stack.model, key)
+
+    def env(self, name: str) -> str | None:
+        return self.stack.env.get(name)

@@ -1,0 +1,316 @@
+"""Resolution with resolvelib: one provider over the database.
+
+Python, CUDA, ROCm, the NVIDIA driver and the GPU's compute capability are
+virtual packages (``__python``, ``__cuda``, ...), each with a single
+candidate, the stack's own value. A release's Requires-Python becomes a
+requirement on ``__python``; a database rule such as "fp8-scaled-mm needs
+compute capability 8.9" becomes a requirement on ``__compute_capability``.
+One mechanism then handles every bound, and resolvelib's backtracking picks,
+within the stack's ranges, versions that satisfy all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+from resolvelib import AbstractProvider, BaseReporter, Resolver
+from resolvelib.resolvers import RequirementInformation, ResolutionImpossible, ResolutionTooDeep
+
+from .._names import normalize
+from ..errors import ResolutionTooComplex
+from ..knowledge.conditions import VERSION_KEYS
+from ..knowledge.database import Database
+from ..knowledge.model import Release
+from ..sources.stack import Stack
+from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
+
+__all__ = ["Need", "Candidate", "Gap", "Resolution", "resolve", "DEFAULT_MAX_ROUNDS"]
+
+DEFAULT_MAX_ROUNDS = 2000
+
+
+@dataclass(frozen=True)
+class Need:
+    """A requirement as the resolver sees it, and who imposes it."""
+
+    name: str
+    specifier: SpecifierSet
+    extras: frozenset[str] = frozenset()
+    parent: str | None = None  # "vllm 0.32.0", or None for the stack itself
+    origin: str = "stack"  # stack, metadata, curated, rule
+    rule: str | None = None
+    source: str | None = None
+
+    @property
+    def key(self) -> str:
+        return _key(self.name, self.extras)
+
+    @property
+    def is_virtual(self) -> bool:
+        return self.name.startswith(VIRTUAL_PREFIX)
+
+    def __str__(self) -> str:
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One version of a package (or the stack's value of a virtual package).
+
+    `version` None stands for a value the stack does not give (the driver of
+    a stack that names none, an untracked package given as a range): it
+    satisfies every requirement, and the check says it could not verify.
+    """
+
+    name: str
+    version: Version | None
+    extras: frozenset[str] = frozenset()
+    release: Release | None = field(default=None, compare=False, hash=False)
+    within: SpecifierSet | None = field(default=None, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        return _key(self.name, self.extras)
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version if self.version is not None else '(any)'}"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A requirement on a tracked package that no release in the database meets."""
+
+    package: str
+    need: Need
+
+
+@dataclass
+class Resolution:
+    ok: bool
+    versions: dict[str, Candidate]
+    causes: list[RequirementInformation[Need, Candidate]]
+    gaps: list[Gap]
+
+
+def _key(name: str, extras: frozenset[str]) -> str:
+    return f"{name}[{','.join(sorted(extras))}]" if extras else name
+
+
+class StackProvider(AbstractProvider):  # type: ignore[type-arg]
+    """Answers resolvelib's questions from the database and the stack."""
+
+    def __init__(self, stack: Stack, db: Database, *, pre: bool = False) -> None:
+        self.stack = stack
+        self.db = db
+        self.pre = pre
+        self.environment = stack.system.marker_environment()
+        self.facts = StackFacts(stack, {})
+        self.gaps: list[Gap] = []
+        self._gap_keys: set[tuple[str, str]] = set()
+
+    # -- resolvelib's five questions ----------------------------------------
+
+    def identify(self, requirement_or_candidate: Need | Candidate) -> str:
+        return requirement_or_candidate.key
+
+    def get_preference(
+        self,
+        identifier: str,
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Any,
+    ) -> Any:
+        virtual = identifier.startswith(VIRTUAL_PREFIX)
+        needs = [info.requirement for info in information[identifier]]
+        pinned = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
+        from_stack = any(n.parent is None for n in needs)
+        causes = {c.requirement.name for c in backtrack_causes} if backtrack_causes else set()
+        return (not virtual, identifier not in causes, not pinned, not from_stack, identifier)
+
+    def find_matches(
+        self,
+        identifier: str,
+        requirements: Mapping[str, Iterator[Need]],
+        incompatibilities: Mapping[str, Iterator[Candidate]],
+    ) -> list[Candidate]:
+        needs = list(requirements[identifier])
+        if not needs:
+            return []
+        name, extras = needs[0].name, needs[0].extras
+        bad = {c.version for c in incompatibilities[identifier]}
+        found = [
+            c
+            for c in self._candidates(name, extras, needs)
+            if c.version not in bad or c.version is None and None not in bad
+        ]
+        return [c for c in found if all(self.is_satisfied_by(n, c) for n in needs)]
+
+    def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
+        if candidate.version is None:
+            if candidate.within is None:
+                return True
+            return not requirement.specifier.to_range().intersection(candidate.within.to_range()).is_empty
+        return requirement.specifier.contains(candidate.version, prereleases=True)
+
+    def get_dependencies(self, candidate: Candidate) -> list[Need]:
+        if candidate.name.startswith(VIRTUAL_PREFIX) or candidate.release is None:
+            if candidate.extras and candidate.version is not None:
+                return [Need(candidate.name, SpecifierSet(f"=={candidate.version}"), parent=str(candidate), origin="metadata")]
+            return []
+        return self.dependencies(candidate.release, candidate.extras)
+
+    # -- the database's side ---------------------------------------------------
+
+    def dependencies(self, release: Release, extras: frozenset[str] = frozenset()) -> list[Need]:
+        """What `release` requires on this stack: Requires-Python, the
+        Requires-Dist whose markers hold, and the rules that apply."""
+        parent = f"{release.package} {release.version}"
+        needs: list[Need] = []
+        if extras:
+            needs.append(Need(release.package, SpecifierSet(f"=={release.version}"), parent=parent, origin="metadata"))
+        elif release.requires_python is not None:
+            needs.append(Need(virtual_name("python"), release.requires_python, parent=parent, origin="metadata"))
+        for dependency in release.dependencies_for(extras):
+            requirement = dependency.requirement
+            marker = requirement.marker
+            if extras:
+                # The extras candidate carries only its extras' own lines;
+                # the base candidate (pinned above) carries the rest.
+                if dependency.layer != "metadata" or marker is None or "extra" not in str(marker):
+                    continue
+                if not any(self._marker(marker, extra) for extra in extras):
+                    continue
+            elif marker is not None and not self._marker(marker, ""):
+                continue
+            target = normalize(requirement.name)
+            need = Need(
+                target,
+                requirement.specifier,
+                frozenset(normalize(e) for e in requirement.extras),
+                parent=parent,
+                origin=dependency.layer,
+                source=dependency.source,
+            )
+            if self._relevant(need):
+                needs.append(need)
+        if not extras:
+            needs.extend(self._rule_needs(release, parent))
+        return needs
+
+    def _marker(self, marker: Any, extra: str) -> bool:
+        return bool(marker.evaluate({**self.environment, "extra": extra}))
+
+    def _relevant(self, need: Need) -> bool:
+        """Requirements on packages the stack names, or the database tracks.
+
+        Others are pip's business. A requirement on a tracked package that no
+        release in the database meets is a gap in the database, reported as
+        such, never as a conflict.
+        """
+        if need.name in self.stack.packages:
+            return True
+        component = self.db.component(need.name)
+        if component is None or not component.releases:
+            return False
+        if any(need.specifier.contains(v, prereleases=True) for v in component.releases):
+            return True
+        if (need.name, str(need)) not in self._gap_keys:
+            self._gap_keys.add((need.name, str(need)))
+            self.gaps.append(Gap(need.name, need))
+        return False
+
+    def _rule_needs(self, release: Release, parent: str) -> list[Need]:
+        component = self.db.component(release.package)
+        if component is None:
+            return []
+        facts = self.facts.for_component(component)
+        needs = []
+        for rule in component.rules:
+            if rule.kind != "requirement" or rule.require is None or not rule.covers(release.version):
+                continue
+            if rule.when.mentions_packages() or rule.when.evaluate(facts) is not True:
+                continue
+            bounds = rule.require.version_bounds()
+            if bounds is None:
+                continue
+            for key, specifier in bounds.items():
+                name = key.split(":", 1)[1] if key.startswith("package:") else virtual_name(key)
+                need = Need(name, specifier, parent=parent, origin="rule", rule=rule.id, source=rule.source)
+                if need.is_virtual or self._relevant(need):
+                    needs.append(need)
+        return needs
+
+    def _candidates(self, name: str, extras: frozenset[str], needs: list[Need]) -> list[Candidate]:
+        if name.startswith(VIRTUAL_PREFIX):
+            value = self.facts.version(name[len(VIRTUAL_PREFIX):])
+            if value is None:
+                return []
+            if isinstance(value, Version):
+                return [Candidate(name, value)]
+            return [Candidate(name, None)]  # unknown: satisfies anything
+        spec = self.stack.packages.get(name)
+        component = self.db.component(name)
+        releases = component.releases if component is not None else {}
+        if spec is not None:
+            pinned = spec.pinned
+            if pinned is not None:
+                return [Candidate(name, pinned, extras, releases.get(pinned))]
+            if not releases:
+                return [Candidate(name, None, extras, within=spec.specifier)]
+            allowed = spec.specifier
+        else:
+            allowed = SpecifierSet()
+        versions = [v for v, r in releases.items() if not r.is_yanked and allowed.contains(v, prereleases=True)]
+        versions = self._prerelease_policy(versions, [allowed] + [n.specifier for n in needs])
+        return [Candidate(name, v, extras, releases[v]) for v in sorted(versions, reverse=True)]
+
+    def _prerelease_policy(self, versions: list[Version], specifiers: list[SpecifierSet]) -> list[Version]:
+        """Pre-releases only when asked for (a specifier names one, or --pre),
+        or when nothing else would do: uv's "if-necessary-or-explicit"."""
+        if self.pre or any(s.prereleases for s in specifiers):
+            return versions
+        finals = [v for v in versions if not v.is_prerelease]
+        return finals or versions
+
+
+class _Reporter(BaseReporter):  # type: ignore[type-arg]
+    pass
+
+
+def stack_needs(stack: Stack) -> list[Need]:
+    """The stack's own requirements: each package it names, as written."""
+    return [Need(spec.name, spec.specifier, spec.extras) for spec in stack.packages.values()]
+
+
+def resolve(
+    stack: Stack,
+    db: Database,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    pre: bool = False,
+    needs: Iterable[Need] | None = None,
+) -> Resolution:
+    """Resolve the stack's packages and the tracked packages they need."""
+    provider = StackProvider(stack, db, pre=pre)
+    resolver: Resolver[Need, Candidate, str] = Resolver(provider, _Reporter())
+    try:
+        result = resolver.resolve(list(needs) if needs is not None else stack_needs(stack), max_rounds=max_rounds)
+    except ResolutionImpossible as exc:
+        return Resolution(False, {}, list(exc.causes), provider.gaps)
+    except ResolutionTooDeep:
+        raise ResolutionTooComplex(
+            f"the resolver gave up after {max_rounds} rounds; the problem is too complex for this budget "
+            "(raise --max-rounds, or pin more packages)",
+            file=stack.path,
+        ) from None
+    versions = {key: c for key, c in result.mapping.items() if not c.extras}
+    return Resolution(True, versions, [], provider.gaps)
+
+
+VIRTUAL_KEYS = tuple(virtual_name(k) for k in VERSION_KEYS)

@@ -1,0 +1,3 @@
+"""Outputs: one module per format, each turning a Report into text."""
+
+FORMATS = ("text", "json")

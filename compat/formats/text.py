@@ -1,0 +1,80 @@
+"""The report for people: grouped by severity, coloured only when asked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..engine.findings import Finding, Report
+
+_HEADINGS = (("error", "Errors", "red"), ("warning", "Warnings", "yellow"), ("info", "Notes", "cyan"))
+
+
+def _plain(text: str, **_: object) -> str:
+    return text
+
+
+def render(report: Report, *, color: bool = False, verbose: bool = False) -> str:
+    """Render the report; `color` adds ANSI styles (the CLI decides when)."""
+    if color:
+        import click
+
+        style: Callable[..., str] = click.style
+    else:
+        style = _plain
+    stack = report.stack
+    lines = []
+    title = stack.path or "<stack>"
+    if stack.name:
+        title += f" ({stack.name})"
+    lines.append(style(title, bold=True))
+    system = stack.system
+    machine = [f"Python {system.python}", system.platform]
+    if system.cuda:
+        machine.append(f"CUDA {system.cuda}")
+    if system.rocm:
+        machine.append(f"ROCm {system.rocm}")
+    if system.driver:
+        machine.append(f"driver {system.driver_written or system.driver}")
+    hardware = stack.hardware
+    if hardware.gpu is not None:
+        gpu = hardware.gpu.name
+        if hardware.gpu.sm:
+            gpu += f" ({hardware.gpu.sm})"
+        machine.append(f"{hardware.count}x {gpu}" if hardware.count > 1 else gpu)
+    elif hardware.compute_capability is not None:
+        machine.append(f"compute capability {hardware.compute_capability}")
+    else:
+        machine.append(hardware.accelerator)
+    lines.append("  " + " · ".join(machine))
+    if report.packages:
+        lines.append("  " + ", ".join(f"{n} {v}" for n, v in report.packages.items()))
+    for severity, heading, colour in _HEADINGS:
+        group = [f for f in report.findings if f.severity == severity and not f.suppressed]
+        if not group:
+            continue
+        lines.append("")
+        lines.append(style(f"{heading} ({len(group)})", fg=colour, bold=True))
+        for finding in group:
+            lines.extend(_finding(finding, style, colour))
+    suppressed = [f for f in report.findings if f.suppressed]
+    if suppressed:
+        lines.append("")
+        lines.append(style(f"Suppressed ({len(suppressed)}): " + ", ".join(f.id for f in suppressed), dim=True))
+    lines.append("")
+    counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s), {len(report.infos)} note(s)"
+    if report.ok:
+        verdict = style("OK", fg="green", bold=True)
+    else:
+        why = " (warnings fail under --strict)" if not report.errors else ""
+        verdict = style("FAIL", fg="red", bold=True) + why
+    lines.append(f"{verdict}: {counts}")
+    return "\n".join(lines) + "\n"
+
+
+def _finding(finding: Finding, style: Callable[..., str], colour: str) -> list[str]:
+    out = [f"  {style('-', fg=colour)} {finding.message}"]
+    meta = f"[{finding.id}]"
+    if finding.source is not None:
+        meta += f" source: {finding.source.cite()}"
+    out.append("    " + style(meta, dim=True))
+    return out

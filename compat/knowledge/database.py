@@ -1,0 +1,349 @@
+"""The constraint database: components, their releases, rules and sources.
+
+Layout of a database folder (the bundled one is ``data/``)::
+
+    gpus.toml                  the GPU catalog
+    constraints/_sources.toml  every source a fact may cite, by ID
+    constraints/<name>.toml    one component: options, curated releases, rules
+    metadata/<name>.json       the index metadata snapshot of one package
+
+Nothing is read until it is asked for, so a check of a three-package stack
+reads three components, however large the database grows.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .. import _toml
+from .._names import normalize
+from ..errors import DatabaseError
+from ._schema import Table
+from .catalog import GpuCatalog
+from .conditions import Condition, ConditionError, parse_condition
+from .model import (
+    DEFAULT_SEVERITY,
+    RULE_KINDS,
+    SEVERITIES,
+    Component,
+    Dependency,
+    OptionSpec,
+    Release,
+    Rule,
+    Source,
+)
+from .paths import default_data_dir
+from .snapshot import read_snapshot, releases_from_snapshot
+
+__all__ = ["Database"]
+
+SCHEMA = 1
+SOURCES_FILE = "_sources.toml"
+_ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
+SOURCE_KINDS = ("release", "pull-request", "commit", "digest", "vendor-table", "index", "issue", "documentation")
+
+
+class Database:
+    """A constraint database on disk, read lazily.
+
+    >>> db = Database.load()
+    >>> "vllm" in db.names()
+    True
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.constraints_dir = root / "constraints"
+        self.metadata_dir = root / "metadata"
+        self._components: dict[str, Component | None] = {}
+        self._catalog: GpuCatalog | None = None
+        self._sources: dict[str, Source] | None = None
+        self._names: set[str] | None = None
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Database:
+        """Open the database at `path` (default: the bundled one)."""
+        root = Path(path) if path is not None else default_data_dir()
+        if not (root / "constraints").is_dir():
+            raise DatabaseError("not a compat database (no constraints/ folder)", file=str(root))
+        return cls(root)
+
+    # -- what exists -------------------------------------------------------
+
+    def names(self) -> set[str]:
+        """Every tracked component: curated ones and those with a snapshot."""
+        if self._names is None:
+            names = {p.stem for p in self.constraints_dir.glob("*.toml") if not p.name.startswith("_")}
+            if self.metadata_dir.is_dir():
+                names.update(p.stem for p in self.metadata_dir.glob("*.json"))
+            self._names = names
+        return self._names
+
+    def __contains__(self, name: str) -> bool:
+        return normalize(name) in self.names()
+
+    @property
+    def catalog(self) -> GpuCatalog:
+        if self._catalog is None:
+            self._catalog = GpuCatalog.load(self.root / "gpus.toml")
+        return self._catalog
+
+    @property
+    def sources(self) -> dict[str, Source]:
+        if self._sources is None:
+            self._sources = _load_sources(self.constraints_dir / SOURCES_FILE)
+        return self._sources
+
+    def source(self, source_id: str | None) -> Source | None:
+        if source_id is None:
+            return None
+        return self.sources.get(source_id)
+
+    # -- components --------------------------------------------------------
+
+    def component(self, name: str) -> Component | None:
+        """The component called `name` (any spelling pip accepts), or None."""
+        name = normalize(name)
+        if name not in self._components:
+            self._components[name] = self._read_component(name) if name in self.names() else None
+        return self._components[name]
+
+    def components(self) -> list[Component]:
+        """Every component, loaded (for lint, show and matrix work)."""
+        return [c for c in (self.component(n) for n in sorted(self.names())) if c is not None]
+
+    def metadata_source(self, release: Release, field: str = "Requires-Dist") -> Source:
+        """The source of a fact read from a release's own package metadata."""
+        component = self.component(release.package)
+        index = component.snapshot_index if component is not None else None
+        return Source(
+            id=f"metadata:{release.package}=={release.version}",
+            project=release.package,
+            title=f"{release.package} {release.version} package metadata ({field})",
+            kind="index",
+            url=f"{index.rstrip('/')}/{release.package}/" if index else None,
+            date=release.date,
+        )
+
+    def counts(self) -> dict[str, int]:
+        """How much the database holds (loads everything)."""
+        components = self.components()
+        return {
+            "components": len(components),
+            "releases": sum(len(c.releases) for c in components),
+            "rules": sum(len(c.rules) for c in components),
+            "sources": len(self.sources),
+            "gpus": len(self.catalog.gpus),
+        }
+
+    def _read_component(self, name: str) -> Component:
+        curated_path = self.constraints_dir / f"{name}.toml"
+        snapshot_path = self.metadata_dir / f"{name}.json"
+        if curated_path.exists():
+            component = _parse_component(curated_path, name)
+        else:
+            component = Component(name=name, kind="package")
+        if snapshot_path.exists():
+            snapshot = read_snapshot(snapshot_path)
+            if normalize(snapshot.name) != name:
+                raise DatabaseError(f"snapshot is of {snapshot.name!r}, not {name!r}", file=str(snapshot_path), key="name")
+            component.snapshot_taken = _date_or_none(snapshot.taken)
+            component.snapshot_index = snapshot.index
+            for release in releases_from_snapshot(snapshot, str(snapshot_path)):
+                curated = component.releases.get(release.version)
+                component.releases[release.version] = _overlay(release, curated) if curated else release
+        return component
+
+
+def _date_or_none(text: str):  # type: ignore[no-untyped-def]
+    import datetime as _dt
+
+    try:
+        return _dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def _overlay(metadata: Release, curated: Release) -> Release:
+    """A curated entry over a release the index describes: the index's
+    requirements stay, the curated ones are added (and say so), and the
+    curated status, date and commit win."""
+    metadata.curated = curated.curated
+    metadata.commit = curated.commit or metadata.commit
+    metadata.source = curated.source
+    if curated.status != "release":
+        metadata.status = curated.status
+    if curated.date:
+        metadata.date = curated.date
+    return metadata
+
+
+def _load_sources(path: Path) -> dict[str, Source]:
+    data, _ = _toml.load(path, error=DatabaseError)
+    root = Table(data, str(path), "")
+    root.only(["schema", "source"])
+    sources: dict[str, Source] = {}
+    for table in root.tables("source"):
+        table.only(["id", "project", "title", "kind", "url", "ref", "commit", "date", "item"])
+        source_id = table.text("id", required=True)
+        assert source_id is not None
+        if not _ID.match(source_id):
+            raise table.error(f"invalid ID {source_id!r} (lower-case letters, digits, . - _)", "id")
+        if source_id in sources:
+            raise table.error(f"duplicate source ID {source_id!r}", "id")
+        date = table.date("date")
+        sources[source_id] = Source(
+            id=source_id,
+            project=table.text("project", required=True),  # type: ignore[arg-type]
+            title=table.text("title", required=True),  # type: ignore[arg-type]
+            kind=table.choice("kind", SOURCE_KINDS, "release"),
+            url=table.text("url"),
+            ref=table.text("ref"),
+            commit=table.text("commit"),
+            date=date,
+            item=table.text("item"),
+        )
+    return sources
+
+
+def _specifier(table: Table, name: str, default: str | None = None) -> SpecifierSet | None:
+    text = table.text(name, default)
+    if text is None:
+        return None
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise table.error(f"invalid version specifier {text!r}", name) from None
+
+
+def _version(table: Table, name: str, *, required: bool = False) -> Version | None:
+    text = table.text(name, required=required)
+    if text is None:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        raise table.error(f"invalid version {text!r}", name) from None
+
+
+def _condition(table: Table, name: str) -> Condition | None:
+    value = table.data.get(name)
+    if value is None:
+        return None
+    try:
+        return parse_condition(value)
+    except ConditionError as exc:
+        raise DatabaseError(str(exc), file=table.file, key=f"{table.where(name)}.{exc.key}") from None
+
+
+def _parse_component(path: Path, name: str) -> Component:
+    file = str(path)
+    data, _ = _toml.load(path, error=DatabaseError)
+    root = Table(data, file, "")
+    root.only(["schema", "component", "options", "release", "rule"])
+    if data.get("schema", SCHEMA) != SCHEMA:
+        raise root.error(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", "schema")
+    head = root.table("component")
+    if head is None:
+        raise root.error("missing the [component] table")
+    head.only(["name", "kind", "summary", "homepage"])
+    declared = head.text("name", required=True)
+    assert declared is not None
+    if normalize(declared) != name:
+        raise head.error(f"names {declared!r}, but the file is {path.name}", "name")
+    component = Component(
+        name=name,
+        kind=head.choice("kind", ("package", "application"), "package"),
+        summary=head.text("summary", "") or "",
+        homepage=head.text("homepage"),
+        file=file,
+    )
+
+    options = root.table("options")
+    if options is not None:
+        for option_name in options.data:
+            table = options.table(option_name)
+            assert table is not None
+            table.only(["summary", "values", "default", "source"])
+            from .conditions import option_key
+
+            key = option_key(option_name)
+            if key in component.options:
+                raise options.error("listed twice (dashes and underscores are the same)", option_name)
+            component.options[key] = OptionSpec(
+                name=key,
+                summary=table.text("summary", "") or "",
+                values=table.strings("values"),
+                default=table.data.get("default"),
+                source=table.text("source"),
+            )
+
+    for table in root.tables("release"):
+        table.only(["version", "date", "status", "requires_python", "requires", "extras", "commit", "source", "reason"])
+        version = _version(table, "version", required=True)
+        assert version is not None
+        if version in component.releases:
+            raise table.error(f"release {version} is listed twice", "version")
+        source = table.text("source", required=True)
+        reason = table.text("reason")
+        curated = []
+        for index, text in enumerate(table.strings("requires")):
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement as exc:
+                raise table.error(f"invalid requirement {text!r}: {exc}", f"requires[{index}]") from None
+            curated.append(Dependency(requirement, "curated", source=source, reason=reason))
+        default_status = "pre-release" if version.is_prerelease else "release"
+        component.releases[version] = Release(
+            package=name,
+            version=version,
+            date=table.date("date"),
+            status=table.choice("status", ("release", "pre-release", "yanked"), default_status),
+            requires_python=_specifier(table, "requires_python"),
+            curated=tuple(curated),
+            extras=table.strings("extras"),
+            commit=table.text("commit"),
+            source=source,
+            layer="curated",
+            file=file,
+        )
+
+    seen: set[str] = set()
+    for table in root.tables("rule"):
+        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in"])
+        rule_id = table.text("id", required=True)
+        assert rule_id is not None
+        if not _ID.match(rule_id):
+            raise table.error(f"invalid ID {rule_id!r} (lower-case letters, digits, . - _)", "id")
+        if rule_id in seen:
+            raise table.error(f"duplicate rule ID {rule_id!r}", "id")
+        seen.add(rule_id)
+        kind = table.choice("kind", RULE_KINDS, "requirement")
+        require = _condition(table, "require")
+        if kind == "requirement" and (require is None or require.is_empty):
+            raise table.error("a requirement rule needs a non-empty require table", "require")
+        if kind != "requirement" and require is not None:
+            raise table.error(f"only requirement rules have require (this is a {kind})", "require")
+        component.rules.append(
+            Rule(
+                id=rule_id,
+                package=name,
+                kind=kind,
+                releases=_specifier(table, "releases", "") or SpecifierSet(),
+                when=_condition(table, "when") or Condition(),
+                require=require,
+                severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
+                message=table.text("message", required=True),  # type: ignore[arg-type]
+                source=table.text("source", required=True),  # type: ignore[arg-type]
+                fixed_in=_version(table, "fixed_in"),
+                file=file,
+            )
+        )
+    return component
+
+

@@ -1,0 +1,116 @@
+"""`compat db lint`: the whole database, checked at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CompatError
+from .database import Database
+from .snapshot import check_requirements
+
+__all__ = ["Problem", "lint_database"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    key: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.key + ': ' if self.key else ''}{self.message}"
+
+
+def lint_database(db: Database) -> list[Problem]:
+    problems: list[Problem] = []
+
+    def add(file: str | None, key: str | None, message: str) -> None:
+        problems.append(Problem(file or str(db.root), key, message))
+
+    try:
+        sources = db.sources
+    except CompatError as exc:
+        add(exc.file, exc.key, exc.message)
+        sources = {}
+    try:
+        catalog = db.catalog
+    except CompatError as exc:
+        add(exc.file, exc.key, exc.message)
+        catalog = None
+    cited: set[str] = set()
+
+    def cite(file: str | None, key: str, source: str | None, required: bool = True) -> None:
+        if source is None:
+            if required:
+                add(file, key, "has no source")
+            return
+        cited.add(source)
+        if source not in sources:
+            add(file, key, f"cites unknown source {source!r}")
+
+    if catalog is not None:
+        gpu_file = str(db.root / "gpus.toml")
+        for gpu in catalog.gpus:
+            cite(gpu_file, f"gpu[{gpu.name!r}].source", gpu.source)
+        architectures = {g.architecture for g in catalog.gpus}
+        gpu_keys = {g.name.lower() for g in catalog.gpus}
+    else:
+        architectures, gpu_keys = set(), set()
+
+    names = db.names()
+    rule_ids: dict[str, str] = {}
+    for name in sorted(names):
+        try:
+            component = db.component(name)
+        except CompatError as exc:
+            add(exc.file, exc.key, exc.message)
+            continue
+        if component is None:
+            continue
+        file = component.file
+        for option in component.options.values():
+            cite(file, f"options.{option.name}.source", option.source)
+        for release in component.releases.values():
+            if release.layer == "curated" or release.source:
+                cite(release.file, f"release {release.version}.source", release.source)
+            for line, reason in check_requirements(release):
+                add(release.file, f"release {release.version}.requires_dist", f"invalid requirement {line!r}: {reason}")
+            for dependency in release.curated:
+                target = dependency.requirement.name
+                if target.lower().replace("_", "-") not in names:
+                    add(release.file, f"release {release.version}.requires",
+                        f"names {target!r}, which the database does not track")
+        if component.kind == "application" and not component.releases:
+            add(file, "release", "an application needs at least one curated release")
+        for rule in component.rules:
+            key = f"rule {rule.id}"
+            if rule.id in rule_ids:
+                add(file, key, f"ID also used in {rule_ids[rule.id]}")
+            rule_ids[rule.id] = file or name
+            cite(file, f"{key}.source", rule.source)
+            if component.releases and not any(rule.covers(v) for v in component.releases):
+                add(file, f"{key}.releases", f"{rule.releases} covers no release of {name} in the database")
+            if rule.fixed_in is not None:
+                if rule.kind != "known-issue":
+                    add(file, f"{key}.fixed_in", "only known issues have fixed_in")
+                elif rule.covers(rule.fixed_in):
+                    add(file, f"{key}.fixed_in", f"{rule.fixed_in} is inside the affected range {rule.releases}")
+            for condition in (rule.when, rule.require):
+                if condition is None:
+                    continue
+                for test in condition.walk():
+                    if test.kind == "option" and test.key not in component.options:
+                        add(file, key, f"tests option {test.key!r}, which [options] of {name} does not declare")
+                    elif test.kind == "package" and test.key not in names:
+                        add(file, key, f"tests package {test.key!r}, which the database does not track")
+                    elif test.kind == "choice" and test.key == "gpu":
+                        for value in test.choices:
+                            if value not in gpu_keys:
+                                add(file, key, f"names GPU {value!r}, which the catalog lacks")
+                    elif test.kind == "choice" and test.key == "gpu_arch":
+                        for value in test.choices:
+                            if value not in architectures:
+                                add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
+    for source_id in sorted(set(sources) - cited):
+        add(str(db.constraints_dir / "_sources.toml"), f"source {source_id}", "is cited by no fact")
+    return problems

@@ -1,0 +1,467 @@
+"""The stack file (stack.toml, version 1): one deployment, its machine and its software.
+
+`load_stack` reads a file or a mapping and returns a `Stack`; every problem
+is a `StackError` that names the file and the key (and the line, where the
+TOML parser or a scan of the text can tell).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from packaging.markers import default_environment
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .. import _toml
+from .._names import did_you_mean, nearest, normalize
+from ..errors import StackError
+from ..knowledge.catalog import Gpu, parse_compute_capability
+from ..knowledge.conditions import option_key
+
+if TYPE_CHECKING:
+    from ..knowledge.database import Database
+
+__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "load_stack", "PLATFORMS", "ACCELERATORS"]
+
+SCHEMA = 1
+
+# The PEP 508 marker environment of each platform.
+PLATFORMS: dict[str, dict[str, str]] = {
+    "linux-x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
+    "linux-aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix"},
+    "macos-arm64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64", "os_name": "posix"},
+    "macos-x86_64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "x86_64", "os_name": "posix"},
+    "windows-x86_64": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64", "os_name": "nt"},
+}
+ACCELERATORS = ("cuda", "rocm", "mps", "cpu")
+
+_TABLES = {
+    "stack": ("name", "description", "schema"),
+    "system": ("python", "platform", "cuda", "rocm", "driver"),
+    "hardware": ("gpu", "compute_capability", "count", "accelerator"),
+    "packages": None,  # package names
+    "options": None,  # package names, then option names
+    "model": ("name", "family", "head_dim", "checkpoint_dtype"),
+    "env": None,  # variable names
+    "compat": ("ignore", "strict"),
+}
+_PACKAGE_KEYS = ("version", "extras", "external")
+_PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_DOTTED = re.compile(r"^\d+(\.\d+)*$")
+
+
+@dataclass(frozen=True)
+class System:
+    python: Version
+    platform: str = "linux-x86_64"
+    cuda: Version | None = None
+    rocm: Version | None = None
+    driver: Version | None = None
+    driver_written: str | None = None
+
+    def marker_environment(self) -> dict[str, str]:
+        """The PEP 508 environment that package markers are evaluated in."""
+        env = dict(default_environment())
+        env.update(PLATFORMS[self.platform])
+        release = self.python.release
+        full = ".".join(str(p) for p in (release + (0, 0))[:3])
+        env.update(
+            python_version=f"{release[0]}.{release[1]}",
+            python_full_version=full,
+            implementation_name="cpython",
+            implementation_version=full,
+            platform_python_implementation="CPython",
+            platform_release="",
+            platform_version="",
+        )
+        return env
+
+
+@dataclass(frozen=True)
+class Hardware:
+    gpu: Gpu | None = None
+    compute_capability: Version | None = None
+    count: int = 1
+    accelerator: str = "cpu"
+
+
+@dataclass(frozen=True)
+class PackageSpec:
+    """One entry of [packages]."""
+
+    name: str
+    specifier: SpecifierSet
+    extras: frozenset[str] = frozenset()
+    external: bool = False
+    written: str = ""
+
+    @property
+    def pinned(self) -> Version | None:
+        """The version if the entry is a single ``==`` pin without wildcard."""
+        specs = list(self.specifier)
+        if len(specs) == 1 and specs[0].operator in ("==", "===") and not specs[0].version.endswith("*"):
+            try:
+                return Version(specs[0].version)
+            except InvalidVersion:
+                return None
+        return None
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str | None = None
+    family: str | None = None
+    head_dim: int | None = None
+    checkpoint_dtype: str | None = None
+
+
+@dataclass
+class Stack:
+    """A deployment: the machine it runs on and the software it runs."""
+
+    system: System
+    hardware: Hardware = field(default_factory=Hardware)
+    packages: dict[str, PackageSpec] = field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model: Model = field(default_factory=Model)
+    env: dict[str, str] = field(default_factory=dict)
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+    name: str | None = None
+    description: str | None = None
+    path: str | None = None
+    untracked: tuple[str, ...] = ()
+    unknown_options: tuple[tuple[str, str], ...] = ()
+
+
+class _Reader:
+    """Reads the parsed TOML, raising StackError with file, key and line."""
+
+    def __init__(self, file: str, text: str | None) -> None:
+        self.file = file
+        self.text = text
+
+    def error(self, message: str, table: tuple[str, ...], key: str | None = None) -> StackError:
+        dotted = ".".join((*table, key) if key else table) or None
+        shown = None
+        if dotted:
+            shown = f"[{'.'.join(table)}] {key}" if (table and key) else (f"[{dotted}]" if table else dotted)
+        return StackError(message, file=self.file, key=shown, line=_toml.locate(self.text, table, key))
+
+    def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+        value = data.get(name, {})
+        if not isinstance(value, Mapping):
+            raise self.error(f"expected a table [{name}], got {_kind(value)}", (), name)
+        return value
+
+    def version(self, value: Any, table: tuple[str, ...], key: str, example: str) -> Version:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise self.error(
+                f"a version must be a string: TOML reads {value!r} as a number; quote it: {key} = \"{example}\"",
+                table,
+                key,
+            )
+        if not isinstance(value, str) or not _DOTTED.match(value.strip()):
+            raise self.error(f"expected a version string such as \"{example}\", got {value!r}", table, key)
+        return Version(value.strip())
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def load_stack(source: str | Path | Mapping[str, Any], database: Database | None = None) -> Stack:
+    """Read a stack from a stack.toml path or from an already-parsed mapping.
+
+    The database resolves GPU names and tells tracked packages from unknown
+    ones (a likely typo of a tracked name is an error). Without one, the
+    bundled database is used.
+    """
+    if database is None:
+        from ..knowledge.database import Database
+
+        database = Database.load()
+    if isinstance(source, Mapping):
+        return _parse(source, _Reader("<stack>", None), database, None)
+    path = Path(source)
+    data, text = _toml.load(path, error=StackError)
+    return _parse(data, _Reader(str(path), text), database, str(path))
+
+
+def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | None) -> Stack:
+    for name in data:
+        if name not in _TABLES:
+            raise read.error(f"unknown table{did_you_mean(name, _TABLES)}", (), name)
+    for name, keys in _TABLES.items():
+        table = read.table(data, name)
+        if keys is None:
+            continue
+        for key in table:
+            if key not in keys:
+                raise read.error(f"unknown key{did_you_mean(key, keys)}", (name,), key)
+
+    head = read.table(data, "stack")
+    schema = head.get("schema", SCHEMA)
+    if schema != SCHEMA or isinstance(schema, bool):
+        raise read.error(f"unsupported schema {schema!r}: this compat reads schema {SCHEMA}", ("stack",), "schema")
+    for key in ("name", "description"):
+        if key in head and not isinstance(head[key], str):
+            raise read.error(f"expected a string, got {_kind(head[key])}", ("stack",), key)
+
+    system = _system(read.table(data, "system"), read, "system" in data)
+    hardware = _hardware(read.table(data, "hardware"), read, db, system)
+    packages, untracked = _packages(read.table(data, "packages"), read, db)
+    options, unknown_options = _options(read.table(data, "options"), read, db, packages)
+    model = _model(read.table(data, "model"), read)
+    env = _env(read.table(data, "env"), read)
+    ignore, strict = _compat(read.table(data, "compat"), read)
+    return Stack(
+        system=system,
+        hardware=hardware,
+        packages=packages,
+        options=options,
+        model=model,
+        env=env,
+        ignore=ignore,
+        strict=strict,
+        name=head.get("name"),
+        description=head.get("description"),
+        path=path,
+        untracked=untracked,
+        unknown_options=unknown_options,
+    )
+
+
+def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
+    where = ("system",)
+    if not present:
+        raise read.error("missing the [system] table (it needs at least python = \"3.12\")", (), "system")
+    if "python" not in table:
+        raise read.error("missing (the CPython version, such as \"3.12\")", where, "python")
+    python = read.version(table["python"], where, "python", "3.12")
+    if not _PYTHON.match(str(python)) or python.major != 3:
+        raise read.error(f"expected a CPython 3 version such as \"3.12\" or \"3.12.7\", got {table['python']!r}", where, "python")
+    platform = table.get("platform", "linux-x86_64")
+    if platform not in PLATFORMS:
+        raise read.error(
+            f"unknown platform {platform!r}{did_you_mean(str(platform), PLATFORMS)} (one of {', '.join(PLATFORMS)})",
+            where,
+            "platform",
+        )
+    cuda = read.version(table["cuda"], where, "cuda", "13.0") if "cuda" in table else None
+    rocm = read.version(table["rocm"], where, "rocm", "7.0") if "rocm" in table else None
+    driver = read.version(table["driver"], where, "driver", "580.95.05") if "driver" in table else None
+    if cuda is not None and rocm is not None:
+        raise read.error("a stack targets CUDA or ROCm, not both", where, "rocm")
+    written = str(table["driver"]).strip() if driver is not None else None
+    return System(python=python, platform=platform, cuda=cuda, rocm=rocm, driver=driver, driver_written=written)
+
+
+def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: System) -> Hardware:
+    where = ("hardware",)
+    gpu = None
+    if "gpu" in table:
+        name = table["gpu"]
+        if not isinstance(name, str) or not name.strip():
+            raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
+        gpu = db.catalog.find(name)
+        if gpu is None:
+            guess = db.catalog.suggest(name)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise read.error(
+                f"unknown GPU {name!r}{hint} (or give compute_capability = \"9.0\" for a GPU the catalog lacks)",
+                where,
+                "gpu",
+            )
+    compute_capability = None
+    if "compute_capability" in table:
+        value = table["compute_capability"]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise read.error(
+                f"a compute capability must be a string: TOML reads {value!r} as a number; quote it: compute_capability = \"{value}\"",
+                where,
+                "compute_capability",
+            )
+        if not isinstance(value, str):
+            raise read.error(f"expected a string such as \"9.0\" or \"sm_90\", got {_kind(value)}", where, "compute_capability")
+        try:
+            compute_capability = parse_compute_capability(value)
+        except ValueError as exc:
+            raise read.error(str(exc), where, "compute_capability") from None
+        if gpu is not None and gpu.compute_capability != compute_capability:
+            have = gpu.compute_capability or gpu.gfx_target
+            raise read.error(
+                f"{value!r} disagrees with the {gpu.name}, whose compute capability is {have}",
+                where,
+                "compute_capability",
+            )
+    elif gpu is not None:
+        compute_capability = gpu.compute_capability
+    count = table.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise read.error(f"expected a whole number of GPUs, 1 or more, got {count!r}", where, "count")
+    if "accelerator" in table:
+        accelerator = table["accelerator"]
+        if accelerator not in ACCELERATORS:
+            raise read.error(
+                f"unknown accelerator {accelerator!r}{did_you_mean(str(accelerator), ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
+                where,
+                "accelerator",
+            )
+        if gpu is not None and gpu.accelerator != accelerator:
+            raise read.error(f"the {gpu.name} is a {gpu.accelerator} device, not {accelerator}", where, "accelerator")
+        if compute_capability is not None and accelerator != "cuda":
+            raise read.error(f"compute_capability is for CUDA devices, but accelerator is {accelerator}", where, "accelerator")
+    elif gpu is not None:
+        accelerator = gpu.accelerator
+    elif compute_capability is not None or system.cuda is not None:
+        accelerator = "cuda"
+    elif system.rocm is not None:
+        accelerator = "rocm"
+    else:
+        accelerator = "cpu"
+    return Hardware(gpu=gpu, compute_capability=compute_capability, count=count, accelerator=accelerator)
+
+
+def _specifier(value: str, read: _Reader, key: str) -> SpecifierSet:
+    text = value.strip()
+    if text in ("", "*"):
+        return SpecifierSet()
+    try:
+        return SpecifierSet(f"=={Version(text)}")
+    except InvalidVersion:
+        pass
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise read.error(
+            f"{value!r} is neither a version (\"0.32.0\") nor a PEP 440 specifier set (\">=5.16,<5.21\")",
+            ("packages",),
+            key,
+        ) from None
+
+
+def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[dict[str, PackageSpec], tuple[str, ...]]:
+    where = ("packages",)
+    known = db.names()
+    packages: dict[str, PackageSpec] = {}
+    untracked: list[str] = []
+    for key, value in table.items():
+        name = normalize(key)
+        if name in packages:
+            raise read.error(f"names {name!r} a second time (names are compared as PEP 503 normalizes them)", where, key)
+        extras: frozenset[str] = frozenset()
+        external = False
+        if isinstance(value, Mapping):
+            for sub in value:
+                if sub not in _PACKAGE_KEYS:
+                    raise read.error(f"unknown key {sub!r}{did_you_mean(sub, _PACKAGE_KEYS)}", where, key)
+            external = value.get("external", False)
+            if not isinstance(external, bool):
+                raise read.error(f"external must be true or false, got {_kind(external)}", where, key)
+            raw_extras = value.get("extras", [])
+            if not isinstance(raw_extras, list) or not all(isinstance(e, str) for e in raw_extras):
+                raise read.error("extras must be a list of strings, such as [\"cu13\"]", where, key)
+            extras = frozenset(normalize(e) for e in raw_extras)
+            version = value.get("version", "*" if external else None)
+            if version is None:
+                raise read.error("a package table needs version = \"...\" (or external = true)", where, key)
+        else:
+            version = value
+        if isinstance(version, (int, float)) and not isinstance(version, bool):
+            raise read.error(
+                f"a version must be a string: TOML reads {version!r} as a number; quote it: {key} = \"{version}\"",
+                where,
+                key,
+            )
+        if not isinstance(version, str):
+            raise read.error(f"expected a version or specifier string, got {_kind(version)}", where, key)
+        specifier = _specifier(version, read, key)
+        if name not in known and not external:
+            guess = nearest(name, known, cutoff=0.8)
+            if guess is not None:
+                raise read.error(
+                    f"unknown package {key!r}; did you mean {guess!r}? (write {key} = {{ version = \"...\", external = true }} if it is right)",
+                    where,
+                    key,
+                )
+            untracked.append(name)
+        packages[name] = PackageSpec(name=name, specifier=specifier, extras=extras, external=external, written=version)
+    return packages, tuple(untracked)
+
+
+def _options(
+    table: Mapping[str, Any], read: _Reader, db: Database, packages: dict[str, PackageSpec]
+) -> tuple[dict[str, dict[str, Any]], tuple[tuple[str, str], ...]]:
+    options: dict[str, dict[str, Any]] = {}
+    unknown: list[tuple[str, str]] = []
+    for key, values in table.items():
+        name = normalize(key)
+        if not isinstance(values, Mapping):
+            raise read.error(f"expected a table [options.{key}] of flag = value", ("options",), key)
+        if name not in packages:
+            guess = nearest(name, packages, cutoff=0.6)
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise read.error(f"options for {key!r}, which [packages] does not list{hint}", ("options",), key)
+        component = db.component(name)
+        known = component.options if component is not None else {}
+        parsed: dict[str, Any] = {}
+        for flag, value in values.items():
+            if not isinstance(value, (str, int, float, bool)):
+                raise read.error(f"expected a string, number or boolean, got {_kind(value)}", ("options", key), flag)
+            option = option_key(flag)
+            parsed[option] = value
+            if option not in known:
+                unknown.append((name, option))
+        options[name] = parsed
+    return options, tuple(unknown)
+
+
+def _model(table: Mapping[str, Any], read: _Reader) -> Model:
+    where = ("model",)
+    for key in ("name", "family", "checkpoint_dtype"):
+        if key in table and not isinstance(table[key], str):
+            raise read.error(f"expected a string, got {_kind(table[key])}", where, key)
+    head_dim = table.get("head_dim")
+    if head_dim is not None and (not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim < 1):
+        raise read.error(f"expected a positive whole number, got {head_dim!r}", where, "head_dim")
+    family = table.get("family")
+    return Model(
+        name=table.get("name"),
+        family=family.lower() if family else None,
+        head_dim=head_dim,
+        checkpoint_dtype=table.get("checkpoint_dtype", "").lower() or None,
+    )
+
+
+def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
+    env = {}
+    for key, value in table.items():
+        if not isinstance(value, str):
+            shown = str(value).lower() if isinstance(value, bool) else value
+            raise read.error(f"expected a string, got {_kind(value)}; quote it: {key} = \"{shown}\"", ("env",), key)
+        env[key] = value
+    return env
+
+
+def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool]:
+    ignore = table.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(i, str) for i in ignore):
+        raise read.error("expected a list of finding IDs (strings)", ("compat",), "ignore")
+    strict = table.get("strict", False)
+    if not isinstance(strict, bool):
+        raise read.error(f"expected true or false, got {_kind(strict)}", ("compat",), "strict")
+    return tuple(ignore), strict
