@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .._versions import spec_text
@@ -126,14 +127,27 @@ class _Checker:
             if spec.pinned is not None:
                 versions[name] = spec.pinned
                 continue
-            component = self.db.component(name)
-            choices = self.provider._candidates(name, frozenset(), [Need(name, spec.specifier)])
-            versions[name] = choices[0].version if (choices and component is not None) else None
+            known = self.provider.known_versions(name, spec.specifier)
+            versions[name] = known[0] if known else None
         return versions
 
     # -- 3: the stack file itself ------------------------------------------------
 
     def stack_findings(self) -> None:
+        for name, spec in self.stack.packages.items():
+            component = self.db.component(name)
+            if spec.pinned is not None or component is None or not component.releases:
+                continue
+            if not self.provider.known_versions(name, spec.specifier):
+                self.add(
+                    f"unknown-release:{name}",
+                    "warning",
+                    f"the database holds no release of {name} that {name}{spec_text(spec.specifier)} admits; "
+                    "its requirements are not checked",
+                    (name,),
+                    "unknown-release",
+                    "metadata",
+                )
         for name in self.stack.untracked:
             self.add(
                 f"untracked:{name}",
@@ -242,7 +256,10 @@ class _Checker:
         target = need.name
         have = versions[target]
         who = self._who(release)
-        if have is not None and not need.specifier.contains(have, prereleases=True):
+        spec = self.stack.packages.get(target)
+        if spec is not None and spec.pinned is None:
+            self.range_edge(need, release, spec.specifier)
+        elif have is not None and not need.specifier.contains(have, prereleases=True):
             written = f"{target}{spec_text(need.specifier)}"
             suffix = " (a curated requirement)" if need.origin == "curated" else ""
             self.add(
@@ -257,7 +274,6 @@ class _Checker:
                 found=str(have),
             )
             return
-        spec = self.stack.packages.get(target)
         missing = sorted(need.extras - spec.extras) if spec is not None else []
         if missing:
             self.add(
@@ -270,6 +286,32 @@ class _Checker:
                 need.origin,
                 self._source(need, release),
             )
+
+    def range_edge(self, need: Need, release: Release, allowed: SpecifierSet) -> None:
+        """A requirement on a package the stack gives as a range: does the
+        range leave any release (or, for an untracked package, any version)
+        that the requirement accepts?"""
+        target = need.name
+        both = allowed & need.specifier
+        if self.db.component(target) is not None and self.db.component(target).releases:  # type: ignore[union-attr]
+            if not self.provider.known_versions(target, allowed):
+                return  # reported as an unknown release of the stack's range
+            if self.provider.known_versions(target, both):
+                return
+        elif not allowed.to_range().intersection(need.specifier.to_range()).is_empty:
+            return
+        self.add(
+            f"requires:{release.package}=={release.version}:{target}",
+            "error",
+            f"{self._who(release)} requires {target}{spec_text(need.specifier)}; the stack's "
+            f"{target}{spec_text(allowed)} admits no such release",
+            (release.package, target),
+            "requirement",
+            need.origin,
+            self._source(need, release),
+            requirement=f"{target}{spec_text(need.specifier)}",
+            found=spec_text(allowed),
+        )
 
     def shared_target(self, target: str, needs: list[tuple[Need, Release]]) -> None:
         """A package the stack leaves open: can all of its requirers agree?"""

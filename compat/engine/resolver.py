@@ -268,7 +268,20 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = SpecifierSet()
         versions = [v for v, r in releases.items() if not r.is_yanked and allowed.contains(v, prereleases=True)]
         versions = self._prerelease_policy(versions, [allowed] + [n.specifier for n in needs])
+        if spec is not None and not versions:
+            # The stack asks for releases the database does not hold: judge
+            # nothing about them rather than report a false conflict.
+            return [Candidate(name, None, extras, within=spec.specifier)]
         return [Candidate(name, v, extras, releases[v]) for v in sorted(versions, reverse=True)]
+
+    def known_versions(self, name: str, specifier: SpecifierSet) -> list[Version]:
+        """Releases of `name` in the database that `specifier` admits, newest
+        first, under the pre-release policy."""
+        component = self.db.component(name)
+        if component is None:
+            return []
+        versions = [v for v, r in component.releases.items() if not r.is_yanked and specifier.contains(v, prereleases=True)]
+        return sorted(self._prerelease_policy(versions, [specifier]), reverse=True)
 
     def _prerelease_policy(self, versions: list[Version], specifiers: list[SpecifierSet]) -> list[Version]:
         """Pre-releases only when asked for (a specifier names one, or --pre),

@@ -345,22 +345,30 @@ def _specifier(value: str, read: _Reader, key: str) -> SpecifierSet:
     except InvalidVersion:
         pass
     try:
-        return SpecifierSet(text)
+        specifier = SpecifierSet(text)
     except InvalidSpecifier:
         raise read.error(
             f"{value!r} is neither a version (\"0.32.0\") nor a PEP 440 specifier set (\">=5.16,<5.21\")",
             ("packages",),
             key,
         ) from None
+    if specifier.to_range().is_empty:
+        raise read.error(f"{value!r} admits no version at all", ("packages",), key)
+    return specifier
 
 
 def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[dict[str, PackageSpec], tuple[str, ...]]:
     where = ("packages",)
     known = db.names()
+    # The contract reads `Flash_Infer.Python` as `flashinfer-python`: a name
+    # that differs from a tracked one only by separators means that one.
+    squashed = {n.replace("-", ""): n for n in known}
     packages: dict[str, PackageSpec] = {}
     untracked: list[str] = []
     for key, value in table.items():
         name = normalize(key)
+        if name not in known:
+            name = squashed.get(name.replace("-", ""), name)
         if name in packages:
             raise read.error(f"names {name!r} a second time (names are compared as PEP 503 normalizes them)", where, key)
         extras: frozenset[str] = frozenset()

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compat import Database
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session")
+def db() -> Database:
+    return Database.load()
+
+
+@pytest.fixture
+def write_stack(tmp_path: Path):
+    """Write a stack.toml from dedented text and return its path."""
+
+    def write(text: str, name: str = "stack.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+def base(**tables: dict) -> dict:
+    """A minimal valid stack mapping, with tables merged in."""
+    data: dict = {"system": {"python": "3.12", "cuda": "13.0"}}
+    for name, table in tables.items():
+        data.setdefault(name, {}).update(table)
+    return data

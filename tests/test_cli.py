@@ -1,0 +1,164 @@
+"""The command line, through click's runner and as the installed script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from compat.cli import cli
+
+from .conftest import EXAMPLES, ROOT
+
+
+@pytest.fixture
+def run():
+    def invoke(*args: str, env: dict | None = None):
+        return CliRunner().invoke(cli, [str(a) for a in args], env=env)
+
+    return invoke
+
+
+def test_check_working_stack_exits_0(run):
+    result = run("check", EXAMPLES / "h200-vllm.toml")
+    assert result.exit_code == 0, result.output
+    assert "OK" in result.output
+
+
+def test_check_broken_stack_exits_1_and_lists_each_error(run):
+    result = run("check", EXAMPLES / "broken-upgrade.toml")
+    assert result.exit_code == 1
+    assert "Errors (3)" in result.output
+    assert "requires:vllm==0.32.0:transformers" in result.output
+
+
+def test_text_output_groups_by_severity(run):
+    out = run("check", EXAMPLES / "vllm-omni-fa3-fp8.toml").output
+    assert out.index("Warnings (1)") < out.index("Notes (1)")
+
+
+def test_json_output_is_one_object(run):
+    result = run("check", EXAMPLES / "broken-upgrade.toml", "--format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["ok"] is False and len(data["findings"]) == 3
+
+
+def test_strict_flag_fails_on_warnings(run):
+    path = EXAMPLES / "vllm-omni-fa3-fp8.toml"
+    assert run("check", path).exit_code == 0
+    assert run("check", path, "--strict").exit_code == 1
+
+
+def test_ignore_flag_suppresses(run):
+    path = EXAMPLES / "ltx2-fp8-a100.toml"
+    result = run("check", path, "--ignore", "ltx-2.fp8-scaled-mm.compute-capability", "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["findings"][0]["suppressed"] is True
+
+
+def test_missing_file_exits_2_with_one_line(run, tmp_path):
+    result = run("check", tmp_path / "missing.toml")
+    assert result.exit_code == 2
+    assert "missing.toml" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[system]\npython = 3.10\n', "quote it"),
+        ('[system]\npython = "3.12\n', "invalid TOML"),
+        ('[system]\npython = "3.12"\n[packages]\nvllmm = "0.32.0"\n', "did you mean 'vllm'"),
+        ('[system]\npython = "3.12"\n[hardware]\ngpu = "H201"\n', "unknown GPU"),
+        ('[system]\npython = "3.12"\n[hardware]\ngpu = "A100"\ncompute_capability = "9.0"\n', "disagrees"),
+        ('[stack]\nschema = 2\n[system]\npython = "3.12"\n', "schema"),
+        ('[system]\npython = "3.12"\n[sytem]\n', "did you mean 'system'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_naming_the_file(run, tmp_path, text, expected):
+    path = tmp_path / "stack.toml"
+    path.write_text(text)
+    result = run("check", path)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert str(path) in lines[0] and expected in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_bad_input_writes_nothing(run, tmp_path):
+    path = tmp_path / "stack.toml"
+    path.write_text('[system]\npython = 3.10\n')
+    run("check", path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stack.toml"]
+    assert path.read_text() == '[system]\npython = 3.10\n'
+
+
+def test_no_color_when_not_a_terminal(run):
+    assert "\x1b[" not in run("check", EXAMPLES / "broken-upgrade.toml").output
+
+
+def test_no_color_env_wins_over_force(run):
+    out = run("check", EXAMPLES / "broken-upgrade.toml", env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).output
+    assert "\x1b[" not in out
+
+
+def test_force_color(run):
+    assert "\x1b[" in run("check", EXAMPLES / "broken-upgrade.toml", env={"FORCE_COLOR": "1"}).output
+
+
+def test_db_lint_passes_on_the_bundled_database(run):
+    result = run("db", "lint")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("ok:")
+
+
+def test_db_lint_fails_on_a_broken_database(run, tmp_path):
+    shutil.copytree(ROOT / "data", tmp_path / "data")
+    rules = tmp_path / "data" / "constraints" / "ltx-2.toml"
+    rules.write_text(rules.read_text().replace('source = "ltx-2-1.5.0"\n\n[[rule]]', 'source = "no-such-source"\n\n[[rule]]', 1))
+    result = run("db", "lint", "--db", tmp_path / "data")
+    assert result.exit_code == 1
+    assert "no-such-source" in result.output
+
+
+def test_unknown_command_exits_2(run):
+    assert run("chekc").exit_code == 2
+
+
+def _installed_script() -> str:
+    script = Path(sys.executable).with_name("compat")
+    if script.exists():
+        return str(script)
+    found = shutil.which("compat")
+    assert found, "the compat console script is not installed next to this Python"
+    return found
+
+
+def test_installed_console_script_runs_from_another_folder(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COMPAT_DB")}
+    ok = subprocess.run(
+        [_installed_script(), "check", str(EXAMPLES / "h200-vllm.toml")], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    assert ok.returncode == 0, ok.stderr
+    broken = subprocess.run(
+        [_installed_script(), "check", str(EXAMPLES / "broken-upgrade.toml"), "--format", "json"],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )
+    assert broken.returncode == 1
+    assert json.loads(broken.stdout)["ok"] is False
+    bad = subprocess.run([_installed_script(), "check", "nope.toml"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_import_compat_does_not_import_networkx():
+    code = "import sys, compat; compat.check({'system': {'python': '3.12'}}); print('networkx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
