@@ -8,8 +8,8 @@ True
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from .engine.check import check_stack
@@ -36,7 +36,7 @@ __all__ = [
 
 
 def check(
-    stack: str | Path | Mapping[str, Any] | Stack,
+    stack: str | os.PathLike[str] | Mapping[str, Any] | Stack,
     *,
     database: Database | None = None,
     strict: bool | None = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from packaging.utils import canonicalize_name
@@ -23,6 +22,8 @@ def nearest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | 
     >>> nearest("pyhton", ["python", "platform", "cuda"])
     'python'
     """
+    import difflib  # only when a name is wrong
+
     found = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return found[0] if found else None
 

@@ -7,9 +7,9 @@ key in the text, which `locate` does well enough for hand-written files.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -37,10 +37,12 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> di
         raise error(f"invalid TOML: {message}", file=file, line=line, column=column) from None
 
 
-def load(path: Path, *, error: type[CompatError] = CompatError) -> tuple[dict[str, Any], str]:
+def load(path: str | os.PathLike[str], *, error: type[CompatError] = CompatError) -> tuple[dict[str, Any], str]:
     """Read and parse a TOML file; returns the data and the text (for `locate`)."""
+    path = os.fspath(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         raise error("no such file", file=str(path)) from None
     except IsADirectoryError:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -38,19 +37,19 @@ def cli() -> None:
 _db_option = click.option(
     "--db",
     "db_path",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
     envvar="COMPAT_DB",
     help="A constraint database folder (default: the bundled one).",
 )
 
 
 @cli.command()
-@click.argument("stack", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("stack", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--ignore", "ignore", multiple=True, metavar="ID", help="Suppress a finding by ID (repeatable; * and ? allowed).")
 @_db_option
-def check(stack: Path, fmt: str, strict: bool, ignore: tuple[str, ...], db_path: Path | None) -> None:
+def check(stack: str, fmt: str, strict: bool, ignore: tuple[str, ...], db_path: str | None) -> None:
     """Check STACK (a stack.toml): exit 0 if it works, 1 if not, 2 if the input is bad."""
     from .engine.check import check_stack
     from .knowledge.database import Database
@@ -81,7 +80,7 @@ def db() -> None:
 
 @db.command()
 @_db_option
-def lint(db_path: Path | None) -> None:
+def lint(db_path: str | None) -> None:
     """Check the whole database: IDs, sources, specifiers, references. Exit 1 on any problem."""
     from .knowledge.database import Database
     from .knowledge.lint import lint_database

@@ -102,7 +102,7 @@ class _Checker:
                 kind=kind,
                 layer=layer,
                 source=source,
-                details={k: v for k, v in details.items() if v is not None},
+                details={k: v for k, v in details.items() if v is not None} or None,
             )
         )
 

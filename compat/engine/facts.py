@@ -7,6 +7,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from ..knowledge.catalog import lookup_key
 from ..knowledge.conditions import UNKNOWN
 from ..knowledge.model import Component
 from ..sources.stack import Stack
@@ -71,7 +72,7 @@ class StackFacts:
             if gpu is None:
                 return UNKNOWN if hardware.accelerator != "cpu" else None
             if key == "gpu":
-                return gpu.name.lower()
+                return lookup_key(gpu.name)
             return gpu.architecture.lower() if key == "gpu_arch" else gpu.segment
         raise KeyError(key)
 

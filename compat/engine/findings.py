@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
@@ -15,8 +15,7 @@ __all__ = ["Finding", "Report", "SEVERITY_ORDER"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One thing a check found about a stack.
 
     `id` is stable: the same fact about the same stack gives the same ID, so
@@ -33,7 +32,7 @@ class Finding:
     layer: str
     source: Source | None = None
     suppressed: bool = False
-    details: dict[str, Any] = field(default_factory=dict, compare=False)
+    details: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -94,7 +93,7 @@ class Report:
         if not patterns:
             return
         self.findings = [
-            replace(f, suppressed=True) if any(fnmatch.fnmatchcase(f.id, p) for p in patterns) else f
+            f._replace(suppressed=True) if any(fnmatch.fnmatchcase(f.id, p) for p in patterns) else f
             for f in self.findings
         ]
 

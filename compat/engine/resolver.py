@@ -12,8 +12,8 @@ within the stack's ranges, versions that satisfy all of them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -33,8 +33,7 @@ __all__ = ["Need", "Candidate", "Gap", "Resolution", "resolve", "DEFAULT_MAX_ROU
 DEFAULT_MAX_ROUNDS = 2000
 
 
-@dataclass(frozen=True)
-class Need:
+class Need(NamedTuple):
     """A requirement as the resolver sees it, and who imposes it."""
 
     name: str
@@ -58,20 +57,42 @@ class Need:
         return f"{self.name}{extras}{self.specifier}"
 
 
-@dataclass(frozen=True)
 class Candidate:
     """One version of a package (or the stack's value of a virtual package).
 
     `version` None stands for a value the stack does not give (the driver of
     a stack that names none, an untracked package given as a range): it
     satisfies every requirement, and the check says it could not verify.
+    Equal candidates have the same name, version and extras; the release and
+    the range travel along without taking part.
     """
 
-    name: str
-    version: Version | None
-    extras: frozenset[str] = frozenset()
-    release: Release | None = field(default=None, compare=False, hash=False)
-    within: SpecifierSet | None = field(default=None, compare=False, hash=False)
+    __slots__ = ("name", "version", "extras", "release", "within")
+
+    def __init__(
+        self,
+        name: str,
+        version: Version | None,
+        extras: frozenset[str] = frozenset(),
+        release: Release | None = None,
+        within: SpecifierSet | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.extras = extras
+        self.release = release
+        self.within = within
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Candidate):
+            return NotImplemented
+        return (self.name, self.version, self.extras) == (other.name, other.version, other.extras)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.version, self.extras))
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.name!r}, {self.version!r}, {set(self.extras) or ''})"
 
     @property
     def key(self) -> str:
@@ -81,8 +102,7 @@ class Candidate:
         return f"{self.name} {self.version if self.version is not None else '(any)'}"
 
 
-@dataclass(frozen=True)
-class Gap:
+class Gap(NamedTuple):
     """A requirement on a tracked package that no release in the database meets."""
 
     package: str
@@ -176,7 +196,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             needs.append(Need(release.package, SpecifierSet(f"=={release.version}"), parent=parent, origin="metadata"))
         elif release.requires_python is not None:
             needs.append(Need(virtual_name("python"), release.requires_python, parent=parent, origin="metadata"))
-        for dependency in release.dependencies_for(extras):
+        for dependency in release.dependencies_for(extras, self._wanted):
             requirement = dependency.requirement
             marker = requirement.marker
             if extras:
@@ -202,6 +222,9 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if not extras:
             needs.extend(self._rule_needs(release, parent))
         return needs
+
+    def _wanted(self, name: str) -> bool:
+        return name in self.stack.packages or name in self.db.names()
 
     def _marker(self, marker: Any, extra: str) -> bool:
         return bool(marker.evaluate({**self.environment, "extra": extra}))

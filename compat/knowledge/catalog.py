@@ -7,9 +7,7 @@ module only reads and looks it up.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -60,8 +58,7 @@ def parse_compute_capability(text: str) -> Version:
     return Version(f"{int(major)}.{int(minor)}")
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(NamedTuple):
     """One GPU model of the catalog."""
 
     name: str
@@ -96,12 +93,12 @@ class GpuCatalog:
                 self._by_key.setdefault(lookup_key(name), gpu)
 
     @classmethod
-    def load(cls, path: Path) -> GpuCatalog:
+    def load(cls, path: str) -> GpuCatalog:
         data, _ = _toml.load(path, error=DatabaseError)
         entries = data.get("gpu")
         if not isinstance(entries, list):
             raise DatabaseError("expected an array of [[gpu]] tables", file=str(path), key="gpu")
-        return cls([_parse_gpu(entry, str(path), index) for index, entry in enumerate(entries)])
+        return cls([_parse_gpu(entry, path, index) for index, entry in enumerate(entries)])
 
     def names(self) -> list[str]:
         return [gpu.name for gpu in self.gpus]

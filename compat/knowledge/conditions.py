@@ -18,8 +18,7 @@ Conditions are data: they are parsed and checked once, never executed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Any, NamedTuple, Protocol, Union
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
@@ -135,8 +134,7 @@ def _or(results: list[Truth]) -> Truth:
     return False
 
 
-@dataclass(frozen=True)
-class NumberBound:
+class NumberBound(NamedTuple):
     """An integer test: an exact value, a list of values, or min / max / multiple_of."""
 
     values: tuple[int, ...] = ()
@@ -168,8 +166,7 @@ class NumberBound:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class Test:
+class Test(NamedTuple):
     """One test of a condition. `kind` picks the rule, `key` the subject."""
 
     kind: str  # version, choice, count, package, option, model-text, model-number, env, any, all, not
@@ -278,8 +275,7 @@ def _spec_text(spec: SpecifierSet | None) -> str:
     return spec_text(spec) or "(any)"
 
 
-@dataclass(frozen=True)
-class Condition:
+class Condition(NamedTuple):
     """All of `tests` hold. The empty condition always holds."""
 
     tests: tuple[Test, ...] = ()
@@ -375,6 +371,10 @@ def parse_condition(table: Any, key: str = "") -> Condition:
         where = f"{key}.{name}" if key else name
         if name in VERSION_KEYS:
             tests.append(Test("version", name, specifier=_specifier(value, where)))
+        elif name == "gpu":
+            from .catalog import lookup_key
+
+            tests.append(Test("choice", name, choices=tuple(lookup_key(v) for v in _choices(value, where))))
         elif name in _CHOICE_KEYS:
             tests.append(Test("choice", name, choices=_choices(value, where)))
         elif name == "gpu_count":

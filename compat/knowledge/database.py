@@ -13,8 +13,8 @@ reads three components, however large the database grows.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -56,21 +56,21 @@ class Database:
     True
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str) -> None:
         self.root = root
-        self.constraints_dir = root / "constraints"
-        self.metadata_dir = root / "metadata"
+        self.constraints_dir = os.path.join(root, "constraints")
+        self.metadata_dir = os.path.join(root, "metadata")
         self._components: dict[str, Component | None] = {}
         self._catalog: GpuCatalog | None = None
         self._sources: dict[str, Source] | None = None
         self._names: set[str] | None = None
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> Database:
+    def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
         """Open the database at `path` (default: the bundled one)."""
-        root = Path(path) if path is not None else default_data_dir()
-        if not (root / "constraints").is_dir():
-            raise DatabaseError("not a compat database (no constraints/ folder)", file=str(root))
+        root = os.fspath(path) if path is not None else default_data_dir()
+        if not os.path.isdir(os.path.join(root, "constraints")):
+            raise DatabaseError("not a compat database (no constraints/ folder)", file=root)
         return cls(root)
 
     # -- what exists -------------------------------------------------------
@@ -78,9 +78,13 @@ class Database:
     def names(self) -> set[str]:
         """Every tracked component: curated ones and those with a snapshot."""
         if self._names is None:
-            names = {p.stem for p in self.constraints_dir.glob("*.toml") if not p.name.startswith("_")}
-            if self.metadata_dir.is_dir():
-                names.update(p.stem for p in self.metadata_dir.glob("*.json"))
+            names = {
+                f[: -len(".toml")]
+                for f in os.listdir(self.constraints_dir)
+                if f.endswith(".toml") and not f.startswith("_")
+            }
+            if os.path.isdir(self.metadata_dir):
+                names.update(f[: -len(".json")] for f in os.listdir(self.metadata_dir) if f.endswith(".json"))
             self._names = names
         return self._names
 
@@ -90,13 +94,13 @@ class Database:
     @property
     def catalog(self) -> GpuCatalog:
         if self._catalog is None:
-            self._catalog = GpuCatalog.load(self.root / "gpus.toml")
+            self._catalog = GpuCatalog.load(os.path.join(self.root, "gpus.toml"))
         return self._catalog
 
     @property
     def sources(self) -> dict[str, Source]:
         if self._sources is None:
-            self._sources = _load_sources(self.constraints_dir / SOURCES_FILE)
+            self._sources = _load_sources(os.path.join(self.constraints_dir, SOURCES_FILE))
         return self._sources
 
     def source(self, source_id: str | None) -> Source | None:
@@ -142,19 +146,19 @@ class Database:
         }
 
     def _read_component(self, name: str) -> Component:
-        curated_path = self.constraints_dir / f"{name}.toml"
-        snapshot_path = self.metadata_dir / f"{name}.json"
-        if curated_path.exists():
+        curated_path = os.path.join(self.constraints_dir, f"{name}.toml")
+        snapshot_path = os.path.join(self.metadata_dir, f"{name}.json")
+        if os.path.exists(curated_path):
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
-        if snapshot_path.exists():
+        if os.path.exists(snapshot_path):
             snapshot = read_snapshot(snapshot_path)
             if normalize(snapshot.name) != name:
-                raise DatabaseError(f"snapshot is of {snapshot.name!r}, not {name!r}", file=str(snapshot_path), key="name")
+                raise DatabaseError(f"snapshot is of {snapshot.name!r}, not {name!r}", file=snapshot_path, key="name")
             component.snapshot_taken = _date_or_none(snapshot.taken)
             component.snapshot_index = snapshot.index
-            for release in releases_from_snapshot(snapshot, str(snapshot_path)):
+            for release in releases_from_snapshot(snapshot, snapshot_path):
                 curated = component.releases.get(release.version)
                 component.releases[release.version] = _overlay(release, curated) if curated else release
         return component
@@ -183,9 +187,9 @@ def _overlay(metadata: Release, curated: Release) -> Release:
     return metadata
 
 
-def _load_sources(path: Path) -> dict[str, Source]:
+def _load_sources(path: str) -> dict[str, Source]:
     data, _ = _toml.load(path, error=DatabaseError)
-    root = Table(data, str(path), "")
+    root = Table(data, path, "")
     root.only(["schema", "source"])
     sources: dict[str, Source] = {}
     for table in root.tables("source"):
@@ -241,8 +245,8 @@ def _condition(table: Table, name: str) -> Condition | None:
         raise DatabaseError(str(exc), file=table.file, key=f"{table.where(name)}.{exc.key}") from None
 
 
-def _parse_component(path: Path, name: str) -> Component:
-    file = str(path)
+def _parse_component(path: str, name: str) -> Component:
+    file = path
     data, _ = _toml.load(path, error=DatabaseError)
     root = Table(data, file, "")
     root.only(["schema", "component", "options", "release", "rule"])
@@ -255,7 +259,7 @@ def _parse_component(path: Path, name: str) -> Component:
     declared = head.text("name", required=True)
     assert declared is not None
     if normalize(declared) != name:
-        raise head.error(f"names {declared!r}, but the file is {path.name}", "name")
+        raise head.error(f"names {declared!r}, but the file is {os.path.basename(path)}", "name")
     component = Component(
         name=name,
         kind=head.choice("kind", ("package", "application"), "package"),

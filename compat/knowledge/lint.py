@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from ..errors import CompatError
+from .catalog import lookup_key
 from .database import Database
 from .snapshot import check_requirements
 
@@ -49,11 +51,11 @@ def lint_database(db: Database) -> list[Problem]:
             add(file, key, f"cites unknown source {source!r}")
 
     if catalog is not None:
-        gpu_file = str(db.root / "gpus.toml")
+        gpu_file = os.path.join(db.root, "gpus.toml")
         for gpu in catalog.gpus:
             cite(gpu_file, f"gpu[{gpu.name!r}].source", gpu.source)
         architectures = {g.architecture for g in catalog.gpus}
-        gpu_keys = {g.name.lower() for g in catalog.gpus}
+        gpu_keys = {lookup_key(g.name) for g in catalog.gpus}
     else:
         architectures, gpu_keys = set(), set()
 
@@ -112,5 +114,5 @@ def lint_database(db: Database) -> list[Problem]:
                             if value not in architectures:
                                 add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
     for source_id in sorted(set(sources) - cited):
-        add(str(db.constraints_dir / "_sources.toml"), f"source {source_id}", "is cited by no fact")
+        add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}", "is cited by no fact")
     return problems

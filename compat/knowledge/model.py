@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -13,11 +14,15 @@ from packaging.version import Version
 
 from .conditions import Condition
 
+_NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
 
 
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
 def _normalize_extra(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return _SEPARATORS.sub("-", name).lower()
 
 
 __all__ = ["Source", "OptionSpec", "Dependency", "Release", "Rule", "Component", "SEVERITIES", "RULE_KINDS"]
@@ -33,8 +38,7 @@ DEFAULT_SEVERITY = {
 LAYERS = ("metadata", "curated")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where a fact comes from: a release, a pull request, a vendor table, an index."""
 
     id: str
@@ -70,8 +74,7 @@ class Source:
         return data
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     """A runtime option (command-line flag) of a component that rules may test."""
 
     name: str
@@ -81,8 +84,7 @@ class OptionSpec:
     source: str | None = None
 
 
-@dataclass(frozen=True)
-class Dependency:
+class Dependency(NamedTuple):
     """A requirement of a release, and the layer it comes from."""
 
     requirement: Requirement
@@ -112,6 +114,7 @@ class Release:
     layer: str = "metadata"
     file: str | None = None
     _parsed: tuple[Dependency, ...] | None = field(default=None, repr=False)
+    _cache: dict[str, Requirement] = field(default_factory=dict, repr=False)
 
     @property
     def is_prerelease(self) -> bool:
@@ -129,24 +132,35 @@ class Release:
             self._parsed = declared + self.curated
         return self._parsed
 
-    def dependencies_for(self, extras: frozenset[str] = frozenset()) -> list[Dependency]:
+    def dependencies_for(
+        self, extras: frozenset[str] = frozenset(), wanted: Callable[[str], bool] | None = None
+    ) -> list[Dependency]:
         """The requirements that can apply when `extras` are requested.
 
         Most Requires-Dist lines of a large package belong to extras nobody
-        asked for; those are skipped before they are parsed.
+        asked for, or name packages nobody tracks; those are skipped before
+        they are parsed (`wanted` sees the normalized name). Parsed lines are
+        kept for the next call.
         """
         out = []
+        cache = self._cache
         for text in self.requires_dist:
             named = _EXTRA.findall(text)
             if named and not any(_normalize_extra(e) in extras for e in named):
                 continue
-            out.append(Dependency(Requirement(text), "metadata"))
+            if wanted is not None:
+                head = _NAME.match(text)
+                if head is not None and not wanted(_normalize_extra(head.group(0).strip())):
+                    continue
+            requirement = cache.get(text)
+            if requirement is None:
+                requirement = cache[text] = Requirement(text)
+            out.append(Dependency(requirement, "metadata"))
         out.extend(self.curated)
         return out
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A curated fact about some releases of a component.
 
     kind "requirement": when `when` holds, `require` must hold too, or the

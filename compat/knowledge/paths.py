@@ -6,14 +6,14 @@ editable install) reads the repository's top-level ``data/`` folder.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def default_data_dir() -> Path:
+def default_data_dir() -> str:
     """The bundled data folder (holding ``constraints/``, ``metadata/`` and ``gpus.toml``)."""
-    inside = _PACKAGE / "_data"
-    if inside.is_dir():
+    inside = os.path.join(_PACKAGE, "_data")
+    if os.path.isdir(inside):
         return inside
-    return _PACKAGE.parent / "data"
+    return os.path.join(os.path.dirname(_PACKAGE), "data")

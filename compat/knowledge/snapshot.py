@@ -12,9 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -70,10 +68,11 @@ class Snapshot:
         }
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    file = str(path)
+def read_snapshot(path: str) -> Snapshot:
+    file = path
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            data = json.loads(handle.read())
     except json.JSONDecodeError as exc:
         raise DatabaseError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno) from None
     except OSError as exc:
@@ -109,16 +108,20 @@ def read_snapshot(path: Path) -> Snapshot:
     return Snapshot(name=data["name"], index=data["index"], taken=data["taken"], releases=out)
 
 
-def write_snapshot(snapshot: Snapshot, path: Path) -> bool:
+def write_snapshot(snapshot: Snapshot, path: str) -> bool:
     """Write atomically (temporary file, then rename). Returns whether it changed."""
+    import tempfile
+
     text = json.dumps(snapshot.to_dict(), indent=1, sort_keys=False, ensure_ascii=False) + "\n"
     try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -7,11 +7,11 @@ TOML parser or a scan of the text can tell).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from packaging.markers import default_environment
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -55,8 +55,7 @@ _PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _DOTTED = re.compile(r"^\d+(\.\d+)*$")
 
 
-@dataclass(frozen=True)
-class System:
+class System(NamedTuple):
     python: Version
     platform: str = "linux-x86_64"
     cuda: Version | None = None
@@ -82,16 +81,14 @@ class System:
         return env
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(NamedTuple):
     gpu: Gpu | None = None
     compute_capability: Version | None = None
     count: int = 1
     accelerator: str = "cpu"
 
 
-@dataclass(frozen=True)
-class PackageSpec:
+class PackageSpec(NamedTuple):
     """One entry of [packages]."""
 
     name: str
@@ -112,8 +109,7 @@ class PackageSpec:
         return None
 
 
-@dataclass(frozen=True)
-class Model:
+class Model(NamedTuple):
     name: str | None = None
     family: str | None = None
     head_dim: int | None = None
@@ -183,7 +179,7 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def load_stack(source: str | Path | Mapping[str, Any], database: Database | None = None) -> Stack:
+def load_stack(source: str | os.PathLike[str] | Mapping[str, Any], database: Database | None = None) -> Stack:
     """Read a stack from a stack.toml path or from an already-parsed mapping.
 
     The database resolves GPU names and tells tracked packages from unknown
@@ -196,9 +192,9 @@ def load_stack(source: str | Path | Mapping[str, Any], database: Database | None
         database = Database.load()
     if isinstance(source, Mapping):
         return _parse(source, _Reader("<stack>", None), database, None)
-    path = Path(source)
+    path = os.fspath(source)
     data, text = _toml.load(path, error=StackError)
-    return _parse(data, _Reader(str(path), text), database, str(path))
+    return _parse(data, _Reader(path, text), database, path)
 
 
 def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | None) -> Stack:

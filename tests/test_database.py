@@ -1,0 +1,131 @@
+"""The bundled database, its loader and its lint."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from packaging.version import Version
+
+from compat import Database, DatabaseError
+from compat.knowledge.catalog import lookup_key, parse_compute_capability
+from compat.knowledge.lint import lint_database
+
+from .conftest import ROOT
+
+
+def test_bundled_database_lints_clean(db):
+    assert lint_database(db) == []
+
+
+def test_every_gpu_the_seed_names_is_in_the_catalog(db):
+    for name in ["A100 80GB", "H100", "H200", "L20X", "RTX 4090", "RTX 5080", "RTX 5090",
+                 "RTX PRO 6000 Blackwell Server Edition", "B200", "B300", "GB300"]:
+        assert db.catalog.find(name) is not None, name
+
+
+@pytest.mark.parametrize(
+    ("name", "cc"),
+    [("V100", "7.0"), ("T4", "7.5"), ("A10G", "8.6"), ("L4", "8.9"), ("L40S", "8.9"), ("H20", "9.0"),
+     ("GB200", "10.0"), ("B300", "10.3"), ("RTX 5090", "12.0"), ("DGX Spark GB10", "12.1")],
+)
+def test_common_gpus_carry_their_compute_capability(db, name, cc):
+    assert db.catalog.find(name).compute_capability == Version(cc)
+
+
+@pytest.mark.parametrize(("name", "gfx"), [("MI300X", "gfx942"), ("MI325X", "gfx942"), ("MI355X", "gfx950")])
+def test_amd_gpus_carry_their_gfx_target(db, name, gfx):
+    gpu = db.catalog.find(name)
+    assert gpu.gfx_target == gfx and gpu.accelerator == "rocm" and gpu.compute_capability is None
+
+
+def test_apple_silicon_is_mps(db):
+    assert db.catalog.find("Apple M2 Max").accelerator == "mps"
+
+
+def test_lookup_key_ignores_vendor_and_punctuation():
+    assert lookup_key("NVIDIA GeForce RTX 5090") == lookup_key("rtx-5090")
+
+
+@pytest.mark.parametrize("bad", ["ninety", "9", "sm_9", "9.0.1"])
+def test_bad_compute_capability(bad):
+    with pytest.raises(ValueError):
+        parse_compute_capability(bad)
+
+
+def test_components_load_lazily(db):
+    fresh = Database.load()
+    fresh.component("vllm")
+    assert set(fresh._components) == {"vllm"}
+
+
+def test_curated_overlay_keeps_metadata_and_adds_requirements(db):
+    release = db.component("flashinfer-python").release(Version("0.7.2"))
+    assert release.commit == "d84335d"
+    assert release.requires_python is not None  # from the snapshot
+    layers = {d.layer for d in release.dependencies}
+    assert layers == {"metadata", "curated"}
+
+
+def test_snapshot_marks_pre_releases(db):
+    assert db.component("flashinfer-python").release(Version("0.7.2rc5")).is_prerelease
+    assert not db.component("flashinfer-python").release(Version("0.7.2")).is_prerelease
+
+
+@pytest.fixture
+def broken_db(tmp_path):
+    shutil.copytree(ROOT / "data", tmp_path / "data")
+    return tmp_path / "data"
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_unknown_key_in_a_rule_names_file_and_key(broken_db):
+    edit(broken_db / "constraints" / "ltx-2.toml", 'kind = "requirement"', 'kind = "requirement"\nseverty = "error"')
+    with pytest.raises(DatabaseError) as info:
+        Database.load(broken_db).component("ltx-2")
+    assert info.value.file.endswith("ltx-2.toml")
+    assert "rule[0].severty" in info.value.key and "severity" in info.value.message
+
+
+def test_bad_specifier_in_a_rule(broken_db):
+    edit(broken_db / "constraints" / "ltx-2.toml", 'releases = ">=1.5.0"', 'releases = "=>1.5.0"')
+    with pytest.raises(DatabaseError) as info:
+        Database.load(broken_db).component("ltx-2")
+    assert "releases" in info.value.key
+
+
+def test_bad_condition_in_a_rule(broken_db):
+    edit(broken_db / "constraints" / "ltx-2.toml", 'require = { compute_capability = ">=8.9" }', 'require = { compute_capabilty = ">=8.9" }')
+    with pytest.raises(DatabaseError) as info:
+        Database.load(broken_db).component("ltx-2")
+    assert info.value.key == "rule[0].require.compute_capabilty"
+
+
+def test_lint_reports_duplicate_ids_and_unknown_options(broken_db):
+    edit(broken_db / "constraints" / "ltx-2.toml", 'id = "ltx-2.fp8-cast.storage-only"', 'id = "vllm-omni.fa3-fp8.sm90"')
+    edit(broken_db / "constraints" / "ltx-2.toml", 'when = { options = { quantization = "fp8-cast" } }', 'when = { options = { quantisation = "fp8-cast" } }')
+    problems = [str(p) for p in lint_database(Database.load(broken_db))]
+    assert any("ID also used" in p for p in problems)
+    assert any("quantisation" in p for p in problems)
+
+
+def test_lint_reports_bad_requires_dist_in_a_snapshot(broken_db):
+    edit(broken_db / "metadata" / "vllm.json", '"regex"', '"regex >>> 1"')
+    problems = [str(p) for p in lint_database(Database.load(broken_db))]
+    assert any("invalid requirement" in p and "vllm.json" in p for p in problems)
+
+
+def test_lint_reports_unknown_gpu_names(broken_db):
+    edit(broken_db / "constraints" / "ltx-2.toml", 'when = { options = { quantization = "fp8-cast" } }',
+         'when = { options = { quantization = "fp8-cast" }, gpu = ["H999"] }')
+    assert any("names GPU 'h999'" in str(p) for p in lint_database(Database.load(broken_db)))
+
+
+def test_not_a_database(tmp_path):
+    with pytest.raises(DatabaseError):
+        Database.load(tmp_path)
