@@ -102,6 +102,54 @@ def lint(db_path: str | None) -> None:
     )
 
 
+@db.command()
+@_db_option
+@click.option("--index-url", help="A PEP 691 simple index (default: PIP_INDEX_URL, else the public index).")
+@click.option("--package", "packages", multiple=True, metavar="NAME", help="Only these packages (repeatable; default: those in sync.toml).")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="First upload date to read (default: sync.toml's).")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for each request.")
+@click.option("--retries", type=int, default=3, show_default=True, help="Retries of a failed request, with backoff.")
+@click.option("--workers", type=int, default=4, show_default=True, help="Requests in flight at once.")
+def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,
+         retries: int, workers: int) -> None:  # type: ignore[no-untyped-def]
+    """Refresh the metadata snapshots (data/metadata/) from a package index.
+
+    Nothing is written unless every package was read: a failing index leaves
+    the old snapshots intact.
+    """
+    import os
+
+    from .knowledge.database import Database
+    from .knowledge.index import IndexClient
+    from .knowledge.sync import index_url_from_environment, load_plan
+    from .knowledge.sync import sync as run_sync
+
+    try:
+        database = Database.load(db_path)
+        plan = load_plan(os.path.join(database.root, "sync.toml"))
+        if packages:
+            from ._names import normalize
+
+            plan.packages = [normalize(p) for p in packages]
+        if since is not None:
+            plan.since = since.date()
+        client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries)
+        progress = _progress if sys.stderr.isatty() else None
+        result = run_sync(plan, database.metadata_dir, client, workers=workers, progress=progress)
+    except CompatError as exc:
+        _fail(exc)
+    how = ", ".join(f"{n} by {k}" for k, n in sorted(result.how.items()))
+    click.echo(
+        f"{len(plan.packages)} packages, {result.releases} releases ({how}), {result.requests} requests; "
+        f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
+    )
+
+
+def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
+    with click.progressbar(iterator, length=length, label="reading metadata", file=sys.stderr) as bar:
+        yield from bar
+
+
 def main() -> None:
     cli(prog_name="compat")
 

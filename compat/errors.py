@@ -11,6 +11,7 @@ __all__ = [
     "StackError",
     "DatabaseError",
     "ResolutionTooComplex",
+    "PackageIndexError",
 ]
 
 
@@ -61,3 +62,7 @@ class DatabaseError(CompatError):
 
 class ResolutionTooComplex(CompatError):
     """The resolver ran out of its round budget before it reached an answer."""
+
+
+class PackageIndexError(CompatError):
+    """A package index could not be read: unreachable, failing, or malformed."""

@@ -1,0 +1,322 @@
+"""Reading release metadata from a package index.
+
+The index is spoken to as pip and uv do: the PEP 691 JSON simple API lists a
+project's files; a file's core metadata comes from its PEP 658 / PEP 714
+``.metadata`` companion when the index serves one, otherwise from the
+wheel's ``*.dist-info/METADATA`` member read with HTTP range requests (the
+way pip's lazy wheel does: the end of the zip, its central directory, then
+the one member), and only when the server will not serve ranges, from the
+whole wheel.
+
+Standard library only (urllib, zipfile): nothing here runs during a check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.metadata import parse_email
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from ..errors import PackageIndexError
+
+__all__ = ["IndexClient", "IndexFile", "ReleaseMetadata", "DEFAULT_INDEX"]
+
+DEFAULT_INDEX = "https://pypi.org/simple/"
+_JSON = "application/vnd.pypi.simple.v1+json"
+_USER_AGENT = "compat-db-sync (+https://github.com/compat-dev/compat)"
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One distribution file as the simple API lists it."""
+
+    filename: str
+    url: str
+    version: Version
+    uploaded: str | None
+    yanked: bool
+    metadata: bool | dict[str, str]
+    sha256: str | None
+
+    @property
+    def is_wheel(self) -> bool:
+        return self.filename.endswith(".whl")
+
+
+@dataclass(frozen=True)
+class ReleaseMetadata:
+    version: str
+    uploaded: str | None
+    requires_python: str | None
+    requires_dist: list[str]
+    yanked: bool
+    filename: str
+    how: str  # "metadata-file", "range", "download"
+
+
+class IndexClient:
+    """A small, patient client of one index."""
+
+    def __init__(
+        self,
+        index_url: str = DEFAULT_INDEX,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        opener: Callable[..., Any] | None = None,
+    ) -> None:
+        self.index_url = index_url if index_url.endswith("/") else index_url + "/"
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._open = opener or urllib.request.urlopen
+        self.requests = 0
+
+    # -- HTTP ---------------------------------------------------------------
+
+    def _request(self, url: str, *, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+        headers = {"User-Agent": _USER_AGENT, **(headers or {})}
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            self.requests += 1
+            request = urllib.request.Request(url, headers=headers, method=method)
+            try:
+                with self._open(request, timeout=self.timeout) as response:
+                    if method == "HEAD" or ("Range" in headers and response.status == 200):
+                        # A server that ignores Range would send the whole
+                        # file: stop before reading it.
+                        return response.status, {k.lower(): v for k, v in response.headers.items()}, b""
+                    body = response.read()
+                    return response.status, {k.lower(): v for k, v in response.headers.items()}, body
+            except urllib.error.HTTPError as exc:
+                if exc.code in (404, 410):
+                    raise PackageIndexError(f"{url}: not found on the index (HTTP {exc.code})") from None
+                if exc.code == 416:
+                    return 416, {k.lower(): v for k, v in exc.headers.items()}, b""
+                last = exc
+                if exc.code < 500 and exc.code != 429:
+                    break
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+                last = exc
+        reason = getattr(last, "reason", None) or last
+        if isinstance(last, urllib.error.HTTPError):
+            reason = f"HTTP {last.code}"
+        raise PackageIndexError(f"{url}: {reason} (after {self.retries + 1} attempts)")
+
+    # -- the simple API --------------------------------------------------------
+
+    def files(self, name: str) -> list[IndexFile]:
+        """Every file of project `name`, from its PEP 691 JSON page."""
+        url = urllib.parse.urljoin(self.index_url, f"{canonicalize_name(name)}/")
+        status, headers, body = self._request(url, headers={"Accept": f"{_JSON}, application/json;q=0.5"})
+        kind = headers.get("content-type", "")
+        if "json" not in kind:
+            raise PackageIndexError(f"{url}: the index answered {kind or 'no content type'}, not the JSON simple API (PEP 691)")
+        try:
+            page = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise PackageIndexError(f"{url}: malformed JSON ({exc})") from None
+        if not isinstance(page, dict) or not isinstance(page.get("files"), list):
+            raise PackageIndexError(f"{url}: malformed project page (no files list)")
+        out = []
+        for entry in page["files"]:
+            try:
+                out.append(_file(entry, url))
+            except (KeyError, TypeError, ValueError):
+                raise PackageIndexError(f"{url}: malformed file entry {str(entry)[:80]!r}") from None
+        return out
+
+    # -- metadata -------------------------------------------------------------
+
+    def metadata(self, file: IndexFile) -> tuple[str, str]:
+        """The METADATA text of a wheel, and how it was obtained."""
+        if file.metadata:
+            status, _, body = self._request(file.url + ".metadata")
+            expected = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
+            if expected and hashlib.sha256(body).hexdigest() != expected:
+                raise PackageIndexError(f"{file.url}.metadata: sha256 does not match the index's")
+            return _text(body, file.url + ".metadata"), "metadata-file"
+        try:
+            return self._metadata_by_ranges(file), "range"
+        except _NoRanges:
+            return self._metadata_by_download(file), "download"
+
+    def _metadata_by_ranges(self, file: IndexFile) -> str:
+        status, headers, _ = self._request(file.url, method="HEAD")
+        size = headers.get("content-length")
+        if status != 200 or size is None or headers.get("accept-ranges", "").lower() == "none":
+            raise _NoRanges
+        reader = _RangeReader(self, file.url, int(size))
+        try:
+            with zipfile.ZipFile(reader) as wheel:
+                return _read_member(wheel, file)
+        except zipfile.BadZipFile as exc:
+            raise PackageIndexError(f"{file.url}: not a valid wheel ({exc})") from None
+
+    def _metadata_by_download(self, file: IndexFile) -> str:
+        _, _, body = self._request(file.url)
+        if file.sha256 and hashlib.sha256(body).hexdigest() != file.sha256:
+            raise PackageIndexError(f"{file.url}: sha256 does not match the index's")
+        try:
+            with zipfile.ZipFile(io.BytesIO(body)) as wheel:
+                return _read_member(wheel, file)
+        except zipfile.BadZipFile as exc:
+            raise PackageIndexError(f"{file.url}: not a valid wheel ({exc})") from None
+
+    def release(self, files: list[IndexFile]) -> ReleaseMetadata:
+        """Metadata of one release, from the wheel most likely to be used."""
+        wheel = _preferred_wheel(files)
+        text, how = self.metadata(wheel)
+        raw, _ = parse_email(text)
+        return ReleaseMetadata(
+            version=str(wheel.version),
+            uploaded=min((f.uploaded for f in files if f.uploaded), default=None),
+            requires_python=raw.get("requires_python"),
+            requires_dist=list(raw.get("requires_dist", [])),
+            yanked=all(f.yanked for f in files),
+            filename=wheel.filename,
+            how=how,
+        )
+
+
+class _NoRanges(Exception):
+    pass
+
+
+class _RangeReader(io.RawIOBase):
+    """A seekable file over HTTP range requests, reading ahead in blocks."""
+
+    BLOCK = 64 * 1024
+
+    def __init__(self, client: IndexClient, url: str, size: int) -> None:
+        self.client = client
+        self.url = url
+        self.size = size
+        self.position = 0
+        self._blocks: dict[int, bytes] = {}
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def _block(self, index: int) -> bytes:
+        if index not in self._blocks:
+            start = index * self.BLOCK
+            end = min(self.size, start + self.BLOCK) - 1
+            status, _, body = self.client._request(self.url, headers={"Range": f"bytes={start}-{end}"})
+            if status != 206:
+                raise _NoRanges
+            if len(body) != end - start + 1:
+                raise PackageIndexError(f"{self.url}: short range response ({len(body)} bytes for {start}-{end})")
+            self._blocks[index] = body
+        return self._blocks[index]
+
+    def read(self, size: int = -1) -> bytes:
+        if self.position >= self.size:
+            return b""
+        end = self.size if size is None or size < 0 else min(self.size, self.position + size)
+        out = bytearray()
+        while self.position < end:
+            index, offset = divmod(self.position, self.BLOCK)
+            chunk = self._block(index)[offset: offset + (end - self.position)]
+            out += chunk
+            self.position += len(chunk)
+        return bytes(out)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _text(body: bytes, where: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PackageIndexError(f"{where}: METADATA is not UTF-8") from None
+
+
+def _read_member(wheel: zipfile.ZipFile, file: IndexFile) -> str:
+    names = [n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+    if not names:
+        raise PackageIndexError(f"{file.url}: the wheel has no .dist-info/METADATA")
+    return _text(wheel.read(names[0]), file.url)
+
+
+def _file(entry: dict[str, Any], page: str) -> IndexFile:
+    filename = entry["filename"]
+    if filename.endswith(".whl"):
+        try:
+            _, version, _, _ = parse_wheel_filename(filename)
+        except InvalidWheelFilename:
+            raise ValueError(filename) from None
+    else:
+        version = _sdist_version(filename)
+    metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
+    yanked = entry.get("yanked", False)
+    return IndexFile(
+        filename=filename,
+        url=urllib.parse.urljoin(page, entry["url"]),
+        version=version,
+        uploaded=entry.get("upload-time"),
+        yanked=bool(yanked),
+        metadata=metadata if isinstance(metadata, dict) else bool(metadata),
+        sha256=(entry.get("hashes") or {}).get("sha256"),
+    )
+
+
+def _sdist_version(filename: str) -> Version:
+    stem = filename
+    for suffix in (".tar.gz", ".zip", ".tar.bz2", ".tgz"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    try:
+        return Version(stem.rsplit("-", 1)[1])
+    except (IndexError, InvalidVersion):
+        raise ValueError(filename) from None
+
+
+def _preferred_wheel(files: list[IndexFile]) -> IndexFile:
+    """The wheel a Linux x86-64 CPython install would most likely pick.
+
+    Requires-Dist is the same across the wheels of a release for the packages
+    tracked here (platform differences are written as markers), so any wheel
+    would do; preferring the common one keeps snapshots stable.
+    """
+    wheels = [f for f in files if f.is_wheel]
+    if not wheels:
+        raise PackageIndexError(f"{files[0].filename}: release {files[0].version} has no wheel")
+
+    def score(file: IndexFile) -> tuple[int, int, str]:
+        name = file.filename
+        universal = "-none-any.whl" in name
+        linux = "manylinux" in name and "x86_64" in name
+        return (universal or linux, "cp312" in name or "abi3" in name or universal, name)
+
+    return max(wheels, key=score)
