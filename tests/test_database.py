@@ -115,9 +115,9 @@ def test_lint_reports_duplicate_ids_and_unknown_options(broken_db):
 
 
 def test_lint_reports_bad_requires_dist_in_a_snapshot(broken_db):
-    edit(broken_db / "metadata" / "vllm.json", '"regex"', '"regex >>> 1"')
+    edit(broken_db / "metadata" / "vllm.jsonl", '"regex"', '"regex >>> 1"')
     problems = [str(p) for p in lint_database(Database.load(broken_db))]
-    assert any("invalid requirement" in p and "vllm.json" in p for p in problems)
+    assert any("invalid requirement" in p and "vllm.jsonl" in p for p in problems)
 
 
 def test_lint_reports_unknown_gpu_names(broken_db):

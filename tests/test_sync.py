@@ -32,7 +32,8 @@ def database(tmp_path):
 
 
 def snapshot(database, name):
-    return json.loads((database / "metadata" / f"{name}.json").read_text())
+    header, *lines = (database / "metadata" / f"{name}.jsonl").read_text().splitlines()
+    return {**json.loads(header), "releases": [json.loads(line) for line in lines]}
 
 
 def versions(database, name):
@@ -106,8 +107,8 @@ def test_pip_index_url_is_honoured(database, index):
     [("error", "HTTP 500"), ("malformed", "malformed JSON"), ("html", "not the JSON simple API"), ("slow", "timed out")],
 )
 def test_a_failing_index_is_a_clear_error_and_leaves_snapshots_intact(database, index, mode, expected):
-    old = database / "metadata" / "alpha.json"
-    old.write_text('{"schema": 1, "name": "alpha", "index": "x", "taken": "2020-01-01", "releases": []}\n')
+    old = database / "metadata" / "alpha.jsonl"
+    old.write_text('{"schema": 1, "name": "alpha", "index": "x", "taken": "2020-01-01"}\n')
     before = old.read_bytes()
     index.mode = mode
     index.delay = 1.5
@@ -117,7 +118,7 @@ def test_a_failing_index_is_a_clear_error_and_leaves_snapshots_intact(database, 
     assert len(lines) == 1 and expected.lower() in lines[0].lower(), result.output
     assert "Traceback" not in result.output
     assert old.read_bytes() == before
-    assert sorted(p.name for p in (database / "metadata").iterdir()) == ["alpha.json"]
+    assert sorted(p.name for p in (database / "metadata").iterdir()) == ["alpha.jsonl"]
 
 
 def test_retries_ride_out_a_passing_failure(database, index):

@@ -41,8 +41,8 @@ def check_stack(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
 ) -> Report:
     """Check `stack` against `db` and return the report (nothing is printed)."""
-    checker = _Checker(stack, db)
     resolution = resolve(stack, db, max_rounds=max_rounds)
+    checker = _Checker(stack, db, resolution.provider)
     versions = checker.assign(resolution)
     checker.stack_findings()
     checker.edges(versions)
@@ -80,11 +80,11 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 
 class _Checker:
-    def __init__(self, stack: Stack, db: Database) -> None:
+    def __init__(self, stack: Stack, db: Database, provider: StackProvider) -> None:
         self.stack = stack
         self.db = db
         self.findings: list[Finding] = []
-        self.provider = StackProvider(stack, db)
+        self.provider = provider
         self.releases: dict[str, Release] = {}
 
     # -- helpers -------------------------------------------------------------

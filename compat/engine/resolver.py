@@ -11,7 +11,7 @@ within the stack's ranges, versions that satisfy all of them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -115,6 +115,7 @@ class Resolution:
     versions: dict[str, Candidate]
     causes: list[RequirementInformation[Need, Candidate]]
     gaps: list[Gap]
+    provider: StackProvider
 
 
 def _key(name: str, extras: frozenset[str]) -> str:
@@ -132,6 +133,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.facts = StackFacts(stack, {})
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
+        self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Need]] = {}
 
     # -- resolvelib's five questions ----------------------------------------
 
@@ -158,18 +160,21 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         identifier: str,
         requirements: Mapping[str, Iterator[Need]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
-    ) -> list[Candidate]:
+    ) -> Callable[[], Iterator[Candidate]]:
         needs = list(requirements[identifier])
-        if not needs:
-            return []
-        name, extras = needs[0].name, needs[0].extras
         bad = {c.version for c in incompatibilities[identifier]}
-        found = [
-            c
-            for c in self._candidates(name, extras, needs)
-            if c.version not in bad or c.version is None and None not in bad
-        ]
-        return [c for c in found if all(self.is_satisfied_by(n, c) for n in needs)]
+        found = self._candidates(needs[0].name, needs[0].extras, needs) if needs else []
+
+        # Lazily, newest first: resolvelib usually takes the first candidate,
+        # so most releases of a large package are never tested at all.
+        def matches() -> Iterator[Candidate]:
+            for candidate in found:
+                if candidate.version in bad:
+                    continue
+                if all(self.is_satisfied_by(n, candidate) for n in needs):
+                    yield candidate
+
+        return matches
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
@@ -190,6 +195,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
     def dependencies(self, release: Release, extras: frozenset[str] = frozenset()) -> list[Need]:
         """What `release` requires on this stack: Requires-Python, the
         Requires-Dist whose markers hold, and the rules that apply."""
+        key = (release.package, release.version, extras)
+        if key not in self._dependencies:
+            self._dependencies[key] = self._compute_dependencies(release, extras)
+        return self._dependencies[key]
+
+    def _compute_dependencies(self, release: Release, extras: frozenset[str]) -> list[Need]:
         parent = f"{release.package} {release.version}"
         needs: list[Need] = []
         if extras:
@@ -241,7 +252,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         component = self.db.component(need.name)
         if component is None or not component.releases:
             return False
-        if any(need.specifier.contains(v, prereleases=True) for v in component.releases):
+        if any(need.specifier.contains(v, prereleases=True) for v in component.newest_first()):
             return True
         if (need.name, str(need)) not in self._gap_keys:
             self._gap_keys.add((need.name, str(need)))
@@ -289,13 +300,17 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = spec.specifier
         else:
             allowed = SpecifierSet()
-        versions = [v for v, r in releases.items() if not r.is_yanked and allowed.contains(v, prereleases=True)]
+        if component is None:
+            return []
+        versions = [v for v in component.newest_first() if not releases[v].is_yanked]
+        if spec is not None:
+            versions = [v for v in versions if allowed.contains(v, prereleases=True)]
         versions = self._prerelease_policy(versions, [allowed] + [n.specifier for n in needs])
         if spec is not None and not versions:
             # The stack asks for releases the database does not hold: judge
             # nothing about them rather than report a false conflict.
             return [Candidate(name, None, extras, within=spec.specifier)]
-        return [Candidate(name, v, extras, releases[v]) for v in sorted(versions, reverse=True)]
+        return [Candidate(name, v, extras, releases[v]) for v in versions]
 
     def known_versions(self, name: str, specifier: SpecifierSet) -> list[Version]:
         """Releases of `name` in the database that `specifier` admits, newest
@@ -338,7 +353,7 @@ def resolve(
     try:
         result = resolver.resolve(list(needs) if needs is not None else stack_needs(stack), max_rounds=max_rounds)
     except ResolutionImpossible as exc:
-        return Resolution(False, {}, list(exc.causes), provider.gaps)
+        return Resolution(False, {}, list(exc.causes), provider.gaps, provider)
     except ResolutionTooDeep:
         raise ResolutionTooComplex(
             f"the resolver gave up after {max_rounds} rounds; the problem is too complex for this budget "
@@ -346,7 +361,7 @@ def resolve(
             file=stack.path,
         ) from None
     versions = {key: c for key, c in result.mapping.items() if not c.extras}
-    return Resolution(True, versions, [], provider.gaps)
+    return Resolution(True, versions, [], provider.gaps, provider)
 
 
 VIRTUAL_KEYS = tuple(virtual_name(k) for k in VERSION_KEYS)

@@ -5,7 +5,7 @@ Layout of a database folder (the bundled one is ``data/``)::
     gpus.toml                  the GPU catalog
     constraints/_sources.toml  every source a fact may cite, by ID
     constraints/<name>.toml    one component: options, curated releases, rules
-    metadata/<name>.json       the index metadata snapshot of one package
+    metadata/<name>.jsonl      the index metadata snapshot of one package
 
 Nothing is read until it is asked for, so a check of a three-package stack
 reads three components, however large the database grows.
@@ -38,7 +38,7 @@ from .model import (
     Source,
 )
 from .paths import default_data_dir
-from .snapshot import read_snapshot, releases_from_snapshot
+from .snapshot import lazy_releases
 
 __all__ = ["Database"]
 
@@ -84,7 +84,7 @@ class Database:
                 if f.endswith(".toml") and not f.startswith("_")
             }
             if os.path.isdir(self.metadata_dir):
-                names.update(f[: -len(".json")] for f in os.listdir(self.metadata_dir) if f.endswith(".json"))
+                names.update(f[: -len(".jsonl")] for f in os.listdir(self.metadata_dir) if f.endswith(".jsonl"))
             self._names = names
         return self._names
 
@@ -147,18 +147,18 @@ class Database:
 
     def _read_component(self, name: str) -> Component:
         curated_path = os.path.join(self.constraints_dir, f"{name}.toml")
-        snapshot_path = os.path.join(self.metadata_dir, f"{name}.json")
+        snapshot_path = os.path.join(self.metadata_dir, f"{name}.jsonl")
         if os.path.exists(curated_path):
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
         if os.path.exists(snapshot_path):
-            snapshot = read_snapshot(snapshot_path)
-            if normalize(snapshot.name) != name:
-                raise DatabaseError(f"snapshot is of {snapshot.name!r}, not {name!r}", file=snapshot_path, key="name")
-            component.snapshot_taken = _date_or_none(snapshot.taken)
-            component.snapshot_index = snapshot.index
-            for release in releases_from_snapshot(snapshot, snapshot_path):
+            header, releases = lazy_releases(snapshot_path)
+            if normalize(header["name"]) != name:
+                raise DatabaseError(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
+            component.snapshot_taken = _date_or_none(header["taken"])
+            component.snapshot_index = header["index"]
+            for release in releases:
                 curated = component.releases.get(release.version)
                 component.releases[release.version] = _overlay(release, curated) if curated else release
         return component

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..errors import CompatError
 from .catalog import lookup_key
 from .database import Database
-from .snapshot import check_requirements
+from .snapshot import check_requirements, read_snapshot
 
 __all__ = ["Problem", "lint_database"]
 
@@ -62,10 +62,13 @@ def lint_database(db: Database) -> list[Problem]:
     names = db.names()
     rule_ids: dict[str, str] = {}
     for name in sorted(names):
+        snapshot = os.path.join(db.metadata_dir, f"{name}.jsonl")
         try:
+            if os.path.exists(snapshot):
+                read_snapshot(snapshot)  # every line, not only the ones a check decodes
             component = db.component(name)
         except CompatError as exc:
-            add(exc.file, exc.key, exc.message)
+            add(exc.file, exc.key if exc.line is None else f"line {exc.line}", exc.message)
             continue
         if component is None:
             continue

@@ -93,28 +93,86 @@ class Dependency(NamedTuple):
     reason: str | None = None
 
 
-@dataclass
 class Release:
     """One release of a component, with the requirements it declares.
 
-    Requirements are parsed on first use: a snapshot holds hundreds of
-    Requires-Dist lines per package, and a check needs only a few releases.
+    A release read from a snapshot keeps its snapshot line and decodes it on
+    first use: a check of a three-package stack looks at a handful of the
+    hundreds of releases it loads. Requirement lines are parsed only when
+    asked for, and only those that can matter (see `dependencies_for`).
     """
 
-    package: str
-    version: Version
-    date: _dt.date | None = None
-    status: str = "release"  # release, pre-release, yanked
-    requires_python: SpecifierSet | None = None
-    requires_dist: tuple[str, ...] = ()
-    curated: tuple[Dependency, ...] = ()
-    extras: tuple[str, ...] = ()
-    commit: str | None = None
-    source: str | None = None
-    layer: str = "metadata"
-    file: str | None = None
-    _parsed: tuple[Dependency, ...] | None = field(default=None, repr=False)
-    _cache: dict[str, Requirement] = field(default_factory=dict, repr=False)
+    __slots__ = (
+        "package", "version", "status", "curated", "extras", "commit", "source", "layer", "file",
+        "_raw", "_date", "_requires_python", "_requires_dist", "_parsed", "_cache",
+    )
+
+    def __init__(
+        self,
+        package: str,
+        version: Version,
+        *,
+        date: _dt.date | None = None,
+        status: str = "release",
+        requires_python: SpecifierSet | None = None,
+        requires_dist: tuple[str, ...] = (),
+        curated: tuple[Dependency, ...] = (),
+        extras: tuple[str, ...] = (),
+        commit: str | None = None,
+        source: str | None = None,
+        layer: str = "metadata",
+        file: str | None = None,
+        raw: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
+        self.package = package
+        self.version = version
+        self.status = status
+        self.curated = curated
+        self.extras = extras
+        self.commit = commit
+        self.source = source
+        self.layer = layer
+        self.file = file
+        self._raw = raw
+        self._date = date
+        self._requires_python = requires_python
+        self._requires_dist = requires_dist
+        self._parsed: tuple[Dependency, ...] | None = None
+        self._cache: dict[str, Requirement] = {}
+
+    def __repr__(self) -> str:
+        return f"Release({self.package!r}, {str(self.version)!r}, status={self.status!r}, layer={self.layer!r})"
+
+    def _decode(self) -> None:
+        if self._raw is None:
+            return
+        decode, self._raw = self._raw, None
+        entry = decode()
+        self._requires_dist = tuple(entry.get("requires_dist", ()))
+        text = entry.get("requires_python")
+        self._requires_python = SpecifierSet(text) if text else None
+        if self._date is None and entry.get("uploaded"):
+            self._date = _dt.date.fromisoformat(entry["uploaded"][:10])
+
+    @property
+    def date(self) -> _dt.date | None:
+        self._decode()
+        return self._date
+
+    @date.setter
+    def date(self, value: _dt.date | None) -> None:
+        self._decode()
+        self._date = value
+
+    @property
+    def requires_python(self) -> SpecifierSet | None:
+        self._decode()
+        return self._requires_python
+
+    @property
+    def requires_dist(self) -> tuple[str, ...]:
+        self._decode()
+        return self._requires_dist
 
     @property
     def is_prerelease(self) -> bool:
@@ -145,9 +203,10 @@ class Release:
         out = []
         cache = self._cache
         for text in self.requires_dist:
-            named = _EXTRA.findall(text)
-            if named and not any(_normalize_extra(e) in extras for e in named):
-                continue
+            if "extra" in text:
+                named = _EXTRA.findall(text)
+                if named and not any(_normalize_extra(e) in extras for e in named):
+                    continue
             if wanted is not None:
                 head = _NAME.match(text)
                 if head is not None and not wanted(_normalize_extra(head.group(0).strip())):
@@ -203,9 +262,16 @@ class Component:
     file: str | None = None
     snapshot_taken: _dt.date | None = None
     snapshot_index: str | None = None
+    _newest_first: list[Version] | None = field(default=None, repr=False, compare=False)
 
     def release(self, version: Version) -> Release | None:
         return self.releases.get(version)
 
     def versions(self) -> list[Version]:
         return sorted(self.releases)
+
+    def newest_first(self) -> list[Version]:
+        """Release versions, newest first (cached: releases do not change once loaded)."""
+        if self._newest_first is None or len(self._newest_first) != len(self.releases):
+            self._newest_first = sorted(self.releases, reverse=True)
+        return self._newest_first

@@ -1,22 +1,22 @@
 """Snapshots of the real package metadata of tracked releases.
 
-One JSON file per package under ``data/metadata/``, as `compat db sync`
-writes it: the Requires-Python and Requires-Dist of every release in the
-window, read from the package index, with the date the snapshot was taken.
-JSON because it is what the index speaks and because it parses several
-times faster than TOML; a check reads only the files of the packages it needs.
+One JSON Lines file per package under ``data/metadata/``, as `compat db
+sync` writes it: a header (package, index, the date it was taken), then one
+line per release with its Requires-Python and Requires-Dist as the index
+serves them. A check reads only the files of the packages it needs, lists
+their releases from the start of each line, and decodes a line only when
+it needs that release's requirements.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import functools
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..errors import DatabaseError
@@ -27,8 +27,7 @@ __all__ = ["Snapshot", "SnapshotRelease", "read_snapshot", "write_snapshot"]
 SCHEMA = 1
 
 
-@dataclass
-class SnapshotRelease:
+class SnapshotRelease(NamedTuple):
     version: str
     uploaded: str | None
     requires_python: str | None
@@ -38,24 +37,23 @@ class SnapshotRelease:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"version": self.version}
+        if self.yanked:
+            data["yanked"] = True
         if self.uploaded:
             data["uploaded"] = self.uploaded
         if self.requires_python:
             data["requires_python"] = self.requires_python
-        data["requires_dist"] = list(self.requires_dist)
-        if self.yanked:
-            data["yanked"] = True
         if self.file:
             data["file"] = self.file
+        data["requires_dist"] = list(self.requires_dist)
         return data
 
 
-@dataclass
-class Snapshot:
+class Snapshot(NamedTuple):
     name: str
     index: str
     taken: str
-    releases: list[SnapshotRelease] = field(default_factory=list)
+    releases: list[SnapshotRelease]
 
     def to_dict(self) -> dict[str, Any]:
         ordered = sorted(self.releases, key=lambda r: Version(r.version))
@@ -68,51 +66,77 @@ class Snapshot:
         }
 
 
-def read_snapshot(path: str) -> Snapshot:
-    file = path
+_LINE = re.compile(r'^\{"version": "([^"]+)"(, "yanked": true)?')
+
+
+def _header(line: str, file: str) -> dict[str, Any]:
+    try:
+        header = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatabaseError(f"invalid JSON: {exc.msg}", file=file, line=1, column=exc.colno) from None
+    if not isinstance(header, dict):
+        raise DatabaseError("the first line must be a JSON object", file=file, line=1)
+    if header.get("schema") != SCHEMA:
+        raise DatabaseError(f"unsupported schema {header.get('schema')!r} (expected {SCHEMA})", file=file, line=1, key="schema")
+    for key in ("name", "index", "taken"):
+        if not isinstance(header.get(key), str):
+            raise DatabaseError("expected a string", file=file, line=1, key=key)
+    return header
+
+
+def _lines(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read())
-    except json.JSONDecodeError as exc:
-        raise DatabaseError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno) from None
+            lines = handle.read().splitlines()
     except OSError as exc:
-        raise DatabaseError(f"cannot be read: {exc.strerror}", file=file) from None
-    if not isinstance(data, dict):
-        raise DatabaseError("expected a JSON object", file=file)
-    if data.get("schema") != SCHEMA:
-        raise DatabaseError(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", file=file, key="schema")
-    for key in ("name", "index", "taken"):
-        if not isinstance(data.get(key), str):
-            raise DatabaseError("expected a string", file=file, key=key)
-    releases = data.get("releases")
-    if not isinstance(releases, list):
-        raise DatabaseError("expected a list", file=file, key="releases")
+        raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
+    if not lines:
+        raise DatabaseError("empty snapshot", file=path)
+    return lines
+
+
+def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
+    """One release line, checked."""
+    try:
+        entry = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatabaseError(f"invalid JSON: {exc.msg}", file=file, line=number, column=exc.colno) from None
+    if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
+        raise DatabaseError("expected an object with a version string", file=file, line=number)
+    dist = entry.get("requires_dist", [])
+    if not isinstance(dist, list) or not all(isinstance(d, str) for d in dist):
+        raise DatabaseError("expected a list of strings", file=file, line=number, key="requires_dist")
+    for key in ("requires_python", "uploaded", "file"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise DatabaseError("expected a string", file=file, line=number, key=key)
+    return entry
+
+
+def read_snapshot(path: str) -> Snapshot:
+    """Read and check a whole snapshot (lint, sync); a check uses `lazy_releases`."""
+    lines = _lines(path)
+    header = _header(lines[0], path)
     out = []
-    for index, entry in enumerate(releases):
-        where = f"releases[{index}]"
-        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
-            raise DatabaseError("expected an object with a version string", file=file, key=where)
-        dist = entry.get("requires_dist", [])
-        if not isinstance(dist, list) or not all(isinstance(d, str) for d in dist):
-            raise DatabaseError("expected a list of strings", file=file, key=f"{where}.requires_dist")
+    for number, line in enumerate(lines[1:], start=2):
+        entry = decode_entry(line, path, number)
         out.append(
             SnapshotRelease(
                 version=entry["version"],
                 uploaded=entry.get("uploaded"),
                 requires_python=entry.get("requires_python"),
-                requires_dist=dist,
+                requires_dist=entry.get("requires_dist", []),
                 yanked=bool(entry.get("yanked", False)),
                 file=entry.get("file"),
             )
         )
-    return Snapshot(name=data["name"], index=data["index"], taken=data["taken"], releases=out)
+    return Snapshot(name=header["name"], index=header["index"], taken=header["taken"], releases=out)
 
 
 def write_snapshot(snapshot: Snapshot, path: str) -> bool:
     """Write atomically (temporary file, then rename). Returns whether it changed."""
     import tempfile
 
-    text = json.dumps(snapshot.to_dict(), indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+    text = render_snapshot(snapshot)
     try:
         with open(path, encoding="utf-8") as handle:
             if handle.read() == text:
@@ -125,6 +149,7 @@ def write_snapshot(snapshot: Snapshot, path: str) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a snapshot is not
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -135,43 +160,51 @@ def write_snapshot(snapshot: Snapshot, path: str) -> bool:
     return True
 
 
-def releases_from_snapshot(snapshot: Snapshot, file: str) -> list[Release]:
-    """Turn snapshot entries into releases, checking versions and specifiers."""
+def render_snapshot(snapshot: Snapshot) -> str:
+    """JSON Lines: a header, then one release a line, oldest first.
+
+    Each line starts with the version (and the yanked mark), so that a
+    reader can list the releases without decoding them.
+    """
+    data = snapshot.to_dict()
+    releases = data.pop("releases")
+    lines = [json.dumps(data, ensure_ascii=False)]
+    lines += [json.dumps(entry, ensure_ascii=False) for entry in releases]
+    return "\n".join(lines) + "\n"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
+    """The header and the releases of a snapshot, each decoded on first use."""
+    lines = _lines(path)
+    header = _header(lines[0], path)
+    name = header["name"]
     out = []
-    for index, entry in enumerate(snapshot.releases):
-        where = f"releases[{index}]"
+    for number, line in enumerate(lines[1:], start=2):
+        match = _LINE.match(line)
+        if match is None:
+            raise DatabaseError("a release line must start with its version", file=path, line=number)
         try:
-            version = Version(entry.version)
+            version = Version(match.group(1))
         except InvalidVersion:
-            raise DatabaseError(f"invalid version {entry.version!r}", file=file, key=f"{where}.version") from None
-        requires_python = None
-        if entry.requires_python:
-            try:
-                requires_python = SpecifierSet(entry.requires_python)
-            except InvalidSpecifier:
-                raise DatabaseError(
-                    f"invalid specifier {entry.requires_python!r}", file=file, key=f"{where}.requires_python"
-                ) from None
-        uploaded = None
-        if entry.uploaded:
-            try:
-                uploaded = _dt.date.fromisoformat(entry.uploaded[:10])
-            except ValueError:
-                raise DatabaseError(f"invalid date {entry.uploaded!r}", file=file, key=f"{where}.uploaded") from None
-        status = "yanked" if entry.yanked else ("pre-release" if version.is_prerelease else "release")
+            raise DatabaseError(f"invalid version {match.group(1)!r}", file=path, line=number) from None
+        status = "yanked" if match.group(2) else ("pre-release" if version.is_prerelease else "release")
         out.append(
             Release(
-                package=snapshot.name,
+                package=name,
                 version=version,
-                date=uploaded,
                 status=status,
-                requires_python=requires_python,
-                requires_dist=tuple(entry.requires_dist),
                 layer="metadata",
-                file=file,
+                file=path,
+                raw=functools.partial(decode_entry, line, path, number),
             )
         )
-    return out
+    return header, out
 
 
 def check_requirements(release: Release) -> list[tuple[str, str]]:

@@ -126,7 +126,7 @@ def sync(
             )
         result.releases += len(releases)
         snapshot = Snapshot(name=name, index=client.index_url, taken=taken, releases=releases)
-        path = os.path.join(metadata_dir, f"{name}.json")
+        path = os.path.join(metadata_dir, f"{name}.jsonl")
         (result.written if write_snapshot(snapshot, path) else result.unchanged).append(name)
     result.requests = client.requests
     return result
