@@ -34,11 +34,13 @@ def test_working_h200_example_passes():
 def test_broken_upgrade_reports_every_problem_not_the_first():
     report = check(EXAMPLES / "broken-upgrade.toml")
     assert not report.ok and report.exit_code == 1
-    assert ids(report) == {
+    assert {f.id for f in report.errors} == {
         "requires-python:vllm==0.32.0",
         "requires:vllm==0.32.0:transformers",
         "requires:vllm==0.32.0:flashinfer-python",
     }
+    # and the known issues of the Transformers release it names
+    assert {"transformers.ep-zero-expert-gradients", "transformers.generate-input-dict-cast"} <= {f.id for f in report.warnings}
     transformers = by_id(report, "requires:vllm==0.32.0:transformers")
     assert transformers.severity == "error"
     assert transformers.components == ("vllm", "transformers")

@@ -119,7 +119,7 @@ def test_known_issue_conditions_limit_it(demo_db):
 
 
 def test_behaviour_change_shows_from_the_release_that_brought_it(demo_db):
-    assert "demo.new-default" in ids(check(stack("1.1"), database=demo_db), "info")
+    assert "demo.new-default" in ids(check(stack("1.1"), database=demo_db), "warning")
     assert "demo.new-default" not in ids(check(stack("1.0"), database=demo_db))
 
 

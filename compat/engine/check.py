@@ -360,9 +360,13 @@ class _Checker:
             if holds is True:
                 return
             if holds is UNKNOWN:
+                # A feature the stack turns on that cannot be verified is worth
+                # a warning; a platform bound (driver, architecture) the stack
+                # simply does not describe is worth a note.
+                turned_on = any(t.kind == "option" for t in rule.when.walk())
                 self.add(
                     rule.id,
-                    "warning",
+                    "warning" if turned_on else "info",
                     f"cannot verify: {rule.message} (the stack does not say enough to decide: "
                     f"{rule.require.describe()})",
                     components,

@@ -80,10 +80,10 @@ class StackFacts:
         return self.stack.hardware.count if self.stack.hardware.accelerator != "cpu" else 0
 
     def package(self, name: str) -> Version | None | Any:
-        if name in self.versions:
-            version = self.versions[name]
-            return UNKNOWN if version is None else version
-        return None
+        # A package the stack neither names nor resolves may still be
+        # installed: its version is unknown, not absent.
+        version = self.versions.get(name)
+        return UNKNOWN if version is None else version
 
     def option(self, name: str) -> Any:
         if self.component is None:

@@ -93,7 +93,8 @@ def lint_database(db: Database) -> list[Problem]:
                 add(file, key, f"ID also used in {rule_ids[rule.id]}")
             rule_ids[rule.id] = file or name
             cite(file, f"{key}.source", rule.source)
-            if component.releases and not any(rule.covers(v) for v in component.releases):
+            fixed_elsewhere = rule.kind == "known-issue" and rule.fixed_in is not None
+            if component.releases and not fixed_elsewhere and not any(rule.covers(v) for v in component.releases):
                 add(file, f"{key}.releases", f"{rule.releases} covers no release of {name} in the database")
             if rule.fixed_in is not None:
                 if rule.kind != "known-issue":

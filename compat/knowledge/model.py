@@ -32,7 +32,7 @@ RULE_KINDS = ("requirement", "known-issue", "behaviour-change", "note")
 DEFAULT_SEVERITY = {
     "requirement": "error",
     "known-issue": "warning",
-    "behaviour-change": "info",
+    "behaviour-change": "warning",
     "note": "info",
 }
 LAYERS = ("metadata", "curated")
