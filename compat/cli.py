@@ -103,6 +103,40 @@ def lint(db_path: str | None) -> None:
 
 
 @db.command()
+@click.argument("spec", metavar="NAME[==VERSION]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_db_option
+def show(spec: str, fmt: str, db_path: str | None) -> None:
+    """Everything the database knows of a component, or of one release of it."""
+    from packaging.version import InvalidVersion, Version
+
+    from ._names import did_you_mean, normalize
+    from .formats.component import describe, render_text
+    from .knowledge.database import Database
+
+    name, _, version_text = spec.partition("==")
+    try:
+        database = Database.load(db_path)
+        component = database.component(name)
+        if component is None:
+            _fail(f"{name!r} is not in the database{did_you_mean(normalize(name), database.names())}")
+        version = Version(version_text) if version_text else None
+        data = describe(database, component, version)
+    except InvalidVersion:
+        _fail(f"{version_text!r} is not a version")
+    except CompatError as exc:
+        _fail(exc)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(render_text(data), nl=False)
+    if version is not None and data.get("release") is None:
+        sys.exit(EXIT_FINDINGS)
+
+
+@db.command()
 @_db_option
 @click.option("--index-url", help="A PEP 691 simple index (default: PIP_INDEX_URL, else the public index).")
 @click.option("--package", "packages", multiple=True, metavar="NAME", help="Only these packages (repeatable; default: those in sync.toml).")

@@ -164,3 +164,34 @@ def test_import_compat_does_not_import_networkx():
     code = "import sys, compat; compat.check({'system': {'python': '3.12'}}); print('networkx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_db_show_component(run):
+    result = run("db", "show", "ltx-2")
+    assert result.exit_code == 0
+    assert "ltx-2.fp8-scaled-mm.compute-capability" in result.output
+    assert "Releases (1)" in result.output and "--quantization" in result.output
+
+
+def test_db_show_release_lists_both_layers(run):
+    result = run("db", "show", "flashinfer-python==0.7.2")
+    assert result.exit_code == 0
+    assert "requires nvidia-cudnn-frontend>=1.31.0" in result.output
+    assert "nvidia-cudnn-frontend[cutedsl]>=1.31.0 [curated:" in result.output
+    assert "flashinfer.0.7.2rc5-is-pre-release" not in result.output  # a rule of another release
+
+
+def test_db_show_json(run):
+    data = json.loads(run("db", "show", "vllm==0.32.0", "--format", "json").output)
+    assert data["release"]["requires_python"] == ">=3.11,<3.15"
+    assert any(r["requirement"].startswith("transformers") for r in data["release"]["requires"])
+
+
+def test_db_show_unknown_release_exits_1(run):
+    result = run("db", "show", "vllm==9.9.9")
+    assert result.exit_code == 1 and "No record" in result.output
+
+
+def test_db_show_unknown_component_suggests(run):
+    result = run("db", "show", "vllmm")
+    assert result.exit_code == 2 and "did you mean 'vllm'" in result.output

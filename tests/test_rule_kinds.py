@@ -141,3 +141,47 @@ def test_option_default_applies_when_the_flag_is_absent(demo_db):
 def test_env_condition(demo_db):
     assert "demo.env-off" in ids(check(stack("1.1", env={"DEMO_FAST": "0"}), database=demo_db))
     assert "demo.env-off" not in ids(check(stack("1.1"), database=demo_db))
+
+
+OVERLAY = """
+schema = 1
+
+[component]
+name = "vllm"
+kind = "package"
+
+[[release]]
+version = "0.32.0"
+source = "demo-1.0"
+relax = ["transformers"]
+requires = ["transformers>=5.16.1,<5.21"]
+reason = "tested with 5.20.x by the demo project"
+"""
+
+
+@pytest.fixture
+def overlay_db(tmp_path):
+    root = tmp_path / "data"
+    shutil.copytree(ROOT / "data", root)
+    (root / "constraints" / "vllm.toml").write_text(textwrap.dedent(OVERLAY))
+    with open(root / "constraints" / "_sources.toml", "a") as handle:
+        handle.write(textwrap.dedent(SOURCE))
+    return Database.load(root)
+
+
+def test_curated_layer_can_relax_and_replace_a_metadata_bound(overlay_db):
+    data = {"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0", "transformers": "5.20.1"}}
+    report = check(data, database=overlay_db)
+    assert "requires:vllm==0.32.0:transformers" not in {f.id for f in report.errors}
+    too_new = check({**data, "packages": {"vllm": "0.32.0", "transformers": "5.21.0"}}, database=overlay_db)
+    finding = next(f for f in too_new.errors if f.id == "requires:vllm==0.32.0:transformers")
+    assert finding.layer == "curated" and "curated requirement" in finding.message
+
+
+def test_curated_change_without_a_reason_is_refused(tmp_path):
+    root = tmp_path / "data"
+    shutil.copytree(ROOT / "data", root)
+    (root / "constraints" / "vllm.toml").write_text(textwrap.dedent(OVERLAY).replace('reason = "tested with 5.20.x by the demo project"\n', ""))
+    with pytest.raises(Exception) as info:
+        Database.load(root).component("vllm")
+    assert "needs a reason" in str(info.value)

@@ -178,6 +178,7 @@ def _overlay(metadata: Release, curated: Release) -> Release:
     requirements stay, the curated ones are added (and say so), and the
     curated status, date and commit win."""
     metadata.curated = curated.curated
+    metadata.relaxed = curated.relaxed
     metadata.commit = curated.commit or metadata.commit
     metadata.source = curated.source
     if curated.status != "release":
@@ -288,7 +289,7 @@ def _parse_component(path: str, name: str) -> Component:
             )
 
     for table in root.tables("release"):
-        table.only(["version", "date", "status", "requires_python", "requires", "extras", "commit", "source", "reason"])
+        table.only(["version", "date", "status", "requires_python", "requires", "relax", "extras", "commit", "source", "reason"])
         version = _version(table, "version", required=True)
         assert version is not None
         if version in component.releases:
@@ -302,6 +303,9 @@ def _parse_component(path: str, name: str) -> Component:
             except InvalidRequirement as exc:
                 raise table.error(f"invalid requirement {text!r}: {exc}", f"requires[{index}]") from None
             curated.append(Dependency(requirement, "curated", source=source, reason=reason))
+        relaxed = frozenset(normalize(n) for n in table.strings("relax"))
+        if (curated or relaxed) and reason is None:
+            raise table.error("a curated change to a release's requirements needs a reason", "reason")
         default_status = "pre-release" if version.is_prerelease else "release"
         component.releases[version] = Release(
             package=name,
@@ -310,6 +314,7 @@ def _parse_component(path: str, name: str) -> Component:
             status=table.choice("status", ("release", "pre-release", "yanked"), default_status),
             requires_python=_specifier(table, "requires_python"),
             curated=tuple(curated),
+            relaxed=relaxed,
             extras=table.strings("extras"),
             commit=table.text("commit"),
             source=source,

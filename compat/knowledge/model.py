@@ -103,7 +103,7 @@ class Release:
     """
 
     __slots__ = (
-        "package", "version", "status", "curated", "extras", "commit", "source", "layer", "file",
+        "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
         "_raw", "_date", "_requires_python", "_requires_dist", "_parsed", "_cache",
     )
 
@@ -117,6 +117,7 @@ class Release:
         requires_python: SpecifierSet | None = None,
         requires_dist: tuple[str, ...] = (),
         curated: tuple[Dependency, ...] = (),
+        relaxed: frozenset[str] = frozenset(),
         extras: tuple[str, ...] = (),
         commit: str | None = None,
         source: str | None = None,
@@ -128,6 +129,7 @@ class Release:
         self.version = version
         self.status = status
         self.curated = curated
+        self.relaxed = relaxed
         self.extras = extras
         self.commit = commit
         self.source = source
@@ -187,6 +189,7 @@ class Release:
         """Every requirement: declared (metadata) ones first, then curated ones."""
         if self._parsed is None:
             declared = tuple(Dependency(Requirement(text), "metadata") for text in self.requires_dist)
+            declared = tuple(d for d in declared if _normalize_extra(d.requirement.name) not in self.relaxed)
             self._parsed = declared + self.curated
         return self._parsed
 
@@ -207,10 +210,10 @@ class Release:
                 named = _EXTRA.findall(text)
                 if named and not any(_normalize_extra(e) in extras for e in named):
                     continue
-            if wanted is not None:
-                head = _NAME.match(text)
-                if head is not None and not wanted(_normalize_extra(head.group(0).strip())):
-                    continue
+            head = _NAME.match(text)
+            name = _normalize_extra(head.group(0).strip()) if head is not None else ""
+            if name in self.relaxed or (wanted is not None and head is not None and not wanted(name)):
+                continue
             requirement = cache.get(text)
             if requirement is None:
                 requirement = cache[text] = Requirement(text)
