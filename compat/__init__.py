@@ -4,51 +4,50 @@
 >>> report = compat.check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
 >>> report.ok
 True
+
+The names below are imported on first use, so that ``import compat`` (and
+the command line, which needs only some of them) stays cheap.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from typing import Any
-
-from .engine.check import check_stack
-from .engine.findings import Finding, Report
-from .errors import CompatError, DatabaseError, ResolutionTooComplex, StackError
-from .knowledge.database import Database
-from .sources.stack import Stack, load_stack
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "check",
-    "load_stack",
-    "Database",
-    "Stack",
-    "Report",
-    "Finding",
-    "CompatError",
-    "StackError",
-    "DatabaseError",
-    "ResolutionTooComplex",
-    "__version__",
-]
+_EXPORTS = {
+    "check": "compat.api",
+    "load_stack": "compat.sources.stack",
+    "Stack": "compat.sources.stack",
+    "Database": "compat.knowledge.database",
+    "Report": "compat.engine.findings",
+    "Finding": "compat.engine.findings",
+    "CompatError": "compat.errors",
+    "StackError": "compat.errors",
+    "DatabaseError": "compat.errors",
+    "ResolutionTooComplex": "compat.errors",
+    "PackageIndexError": "compat.errors",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:
+    from .api import check
+    from .engine.findings import Finding, Report
+    from .errors import CompatError, DatabaseError, PackageIndexError, ResolutionTooComplex, StackError
+    from .knowledge.database import Database
+    from .sources.stack import Stack, load_stack
 
 
-def check(
-    stack: str | os.PathLike[str] | Mapping[str, Any] | Stack,
-    *,
-    database: Database | None = None,
-    strict: bool | None = None,
-    ignore: tuple[str, ...] | list[str] = (),
-) -> Report:
-    """Check a stack (a stack.toml path, a mapping of its tables, or a `Stack`).
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'compat' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-    Returns a `Report`; raises a `CompatError` subclass for input that cannot
-    be used (the command line's exit 2). `strict` makes warnings fail too;
-    `ignore` suppresses findings by ID (shell-style patterns allowed).
-    """
-    db = database if database is not None else Database.load()
-    if not isinstance(stack, Stack):
-        stack = load_stack(stack, db)
-    return check_stack(stack, db, strict=strict, ignore=ignore)
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -51,7 +51,12 @@ def load(path: str | os.PathLike[str], *, error: type[CompatError] = CompatError
         raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
     except OSError as exc:
         raise error(f"cannot be read: {exc.strerror}", file=str(path)) from None
-    return loads(text, file=str(path), error=error), text
+    from . import _compiled
+
+    data = _compiled.read(path, text)
+    if data is None:
+        data = loads(text, file=str(path), error=error)
+    return data, text
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -99,3 +104,30 @@ def locate(text: str | None, table: tuple[str, ...], key: str | None = None) -> 
         if full == table + (key,) or full[: len(table) + 1] == table + (key,):
             return number
     return header_line
+
+
+def blocks(text: str, header: str) -> list[tuple[int, str]]:
+    """The ``[[header]]`` tables of a file, as (first line, text) pairs.
+
+    Reading one table of a large array of tables costs a fraction of parsing
+    the whole file; callers parse the block they need with `loads` and check
+    the whole file some other time (``compat db lint`` does).
+    """
+    marker = f"[[{header}]]"
+    out: list[tuple[int, str]] = []
+    current: list[str] | None = None
+    start = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() == marker:
+            if current is not None:
+                out.append((start, "\n".join(current)))
+            current, start = [line], number
+        elif current is not None:
+            if line.startswith("[") and line.strip() != marker:
+                out.append((start, "\n".join(current)))
+                current = None
+            else:
+                current.append(line)
+    if current is not None:
+        out.append((start, "\n".join(current)))
+    return out

@@ -93,6 +93,26 @@ class GpuCatalog:
                 self._by_key.setdefault(lookup_key(name), gpu)
 
     @classmethod
+    def find_in_file(cls, path: str, name: str) -> Gpu | None:
+        """Look `name` up reading only the matching [[gpu]] table.
+
+        A check needs one GPU; parsing the whole catalog costs more than the
+        rest of reading a stack. Names and aliases are found with a line
+        scan; `compat db lint` checks that the scan and a full parse agree.
+        """
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
+        key = lookup_key(name)
+        for line, block in _toml.blocks(text, "gpu"):
+            if key in _block_keys(block):
+                data = _toml.loads(block, file=path, error=DatabaseError)
+                return _parse_gpu(data["gpu"][0], path, line)
+        return None
+
+    @classmethod
     def load(cls, path: str) -> GpuCatalog:
         data, _ = _toml.load(path, error=DatabaseError)
         entries = data.get("gpu")
@@ -116,6 +136,17 @@ class GpuCatalog:
         key = lookup_key(name)
         guess = nearest(key, self._by_key, cutoff=0.6)
         return None if guess is None else self._by_key[guess].name
+
+
+_NAME_LINE = re.compile(r'^name\s*=\s*"([^"]+)"', re.MULTILINE)
+_ALIASES_LINE = re.compile(r"^aliases\s*=\s*\[([^\]]*)\]", re.MULTILINE)
+
+
+def _block_keys(block: str) -> set[str]:
+    names = _NAME_LINE.findall(block)
+    for aliases in _ALIASES_LINE.findall(block):
+        names += re.findall(r'"([^"]+)"', aliases)
+    return {lookup_key(n) for n in names}
 
 
 _GPU_KEYS = {

@@ -24,7 +24,7 @@ from .. import _toml
 from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import Table
-from .catalog import GpuCatalog
+from .catalog import Gpu, GpuCatalog
 from .conditions import Condition, ConditionError, parse_condition
 from .model import (
     DEFAULT_SEVERITY,
@@ -63,6 +63,9 @@ class Database:
         self._components: dict[str, Component | None] = {}
         self._catalog: GpuCatalog | None = None
         self._sources: dict[str, Source] | None = None
+        self._source_cache: dict[str, Source | None] = {}
+        self._sources_text: str | None = None
+        self._source_blocks: dict[str, str] = {}
         self._names: set[str] | None = None
 
     @classmethod
@@ -91,6 +94,12 @@ class Database:
     def __contains__(self, name: str) -> bool:
         return normalize(name) in self.names()
 
+    def gpu(self, name: str) -> Gpu | None:
+        """One GPU of the catalog by forgiving name (without reading the rest)."""
+        if self._catalog is not None:
+            return self._catalog.find(name)
+        return GpuCatalog.find_in_file(os.path.join(self.root, "gpus.toml"), name)
+
     @property
     def catalog(self) -> GpuCatalog:
         if self._catalog is None:
@@ -104,9 +113,33 @@ class Database:
         return self._sources
 
     def source(self, source_id: str | None) -> Source | None:
+        """One source by ID, reading only its own table of _sources.toml."""
         if source_id is None:
             return None
-        return self.sources.get(source_id)
+        if self._sources is not None:
+            return self._sources.get(source_id)
+        if source_id not in self._source_cache:
+            self._source_cache[source_id] = self._read_source(source_id)
+        return self._source_cache[source_id]
+
+    def _read_source(self, source_id: str) -> Source | None:
+        path = os.path.join(self.constraints_dir, SOURCES_FILE)
+        if self._sources_text is None:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    self._sources_text = handle.read()
+            except OSError:
+                return None
+            self._source_blocks = {}
+            for _, block in _toml.blocks(self._sources_text, "source"):
+                match = _SOURCE_ID.search(block)
+                if match:
+                    self._source_blocks[match.group(1)] = block
+        block = self._source_blocks.get(source_id)
+        if block is None:
+            return None
+        parsed = _parse_sources(_toml.loads(block, file=path, error=DatabaseError), path)
+        return parsed.get(source_id)
 
     # -- components --------------------------------------------------------
 
@@ -188,8 +221,15 @@ def _overlay(metadata: Release, curated: Release) -> Release:
     return metadata
 
 
+_SOURCE_ID = re.compile(r'^id\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
 def _load_sources(path: str) -> dict[str, Source]:
     data, _ = _toml.load(path, error=DatabaseError)
+    return _parse_sources(data, path)
+
+
+def _parse_sources(data: dict, path: str) -> dict[str, Source]:  # type: ignore[type-arg]
     root = Table(data, path, "")
     root.only(["schema", "source"])
     sources: dict[str, Source] = {}

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import CompatError
-from .catalog import lookup_key
+from .catalog import GpuCatalog, lookup_key
 from .database import Database
 from .snapshot import check_requirements, read_snapshot
 
@@ -54,10 +54,19 @@ def lint_database(db: Database) -> list[Problem]:
         gpu_file = os.path.join(db.root, "gpus.toml")
         for gpu in catalog.gpus:
             cite(gpu_file, f"gpu[{gpu.name!r}].source", gpu.source)
+            # a check reads one [[gpu]] table by a line scan: it must agree with the full parse
+            for name in (gpu.name, *gpu.aliases):
+                if GpuCatalog.find_in_file(gpu_file, name) != catalog.find(name):
+                    add(gpu_file, f"gpu[{gpu.name!r}]", f"{name!r} is not found by a line scan; write name and aliases on one line each")
         architectures = {g.architecture for g in catalog.gpus}
         gpu_keys = {lookup_key(g.name) for g in catalog.gpus}
     else:
         architectures, gpu_keys = set(), set()
+    fresh = Database(db.root)
+    for source_id, source in sources.items():
+        if fresh.source(source_id) != source:
+            add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}",
+                "is not found by a line scan; start its table with id = \"...\"")
 
     names = db.names()
     rule_ids: dict[str, str] = {}

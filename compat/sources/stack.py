@@ -273,7 +273,7 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
         name = table["gpu"]
         if not isinstance(name, str) or not name.strip():
             raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
-        gpu = db.catalog.find(name)
+        gpu = db.gpu(name)
         if gpu is None:
             guess = db.catalog.suggest(name)
             hint = f"; did you mean {guess!r}?" if guess else ""

@@ -1,0 +1,125 @@
+"""How `compat check` grows with the database.
+
+Two series, each timed in the same run against its own anchor (the bundled
+database):
+
+1. unrelated growth: N extra components (a snapshot of 40 releases with 60
+   Requires-Dist lines each, and a constraints file of 10 rules), none of
+   which the stack uses;
+2. related growth: the snapshot of a package the stack does use
+   (transformers) made K times longer, with distinct releases.
+
+Each point is the median of fresh `compat check` processes on
+examples/h200-vllm.toml with --db pointing at a generated copy.
+
+    python benchmarks/check_scaling.py [--runs 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STACK = ROOT / "examples" / "h200-vllm.toml"
+
+
+def compat() -> list[str]:
+    script = Path(sys.executable).with_name("compat")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "compat"]
+
+
+def bundled() -> Path:
+    import compat as package
+    from compat.knowledge.paths import default_data_dir
+
+    del package
+    return Path(default_data_dir())
+
+
+def measure(db: Path, runs: int) -> tuple[float, float]:
+    times, memory = [], []
+    command = [*compat(), "check", str(STACK), "--db", str(db)]
+    for _ in range(runs):
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        times.append(time.perf_counter() - start)
+        memory.append(usage.ru_maxrss / 1024)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"compat check failed on {db}")
+    return statistics.median(times), statistics.median(memory)
+
+
+def add_components(db: Path, count: int) -> None:
+    requires = [f"dep{i}>=1.{i}" for i in range(50)] + [f'extra{i}>=1; extra == "x{i}"' for i in range(10)]
+    for n in range(count):
+        name = f"synthetic-{n}"
+        lines = [json.dumps({"schema": 1, "name": name, "index": "https://example.invalid/simple/", "taken": "2026-12-01"})]
+        for r in range(40):
+            lines.append(json.dumps({"version": f"1.{r}.0", "uploaded": "2026-06-01", "requires_python": ">=3.10", "requires_dist": requires}))
+        (db / "metadata" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+        rules = [f'schema = 1\n\n[component]\nname = "{name}"\nkind = "package"\n']
+        for r in range(10):
+            rules.append(
+                f'[[rule]]\nid = "{name}.rule-{r}"\nkind = "note"\nreleases = ">=1.{r}"\n'
+                f'when = {{ compute_capability = ">=8.{r % 10}" }}\nmessage = "synthetic"\nsource = "vllm-0.32.0"\n'
+            )
+        (db / "constraints" / f"{name}.toml").write_text("\n".join(rules))
+
+
+def grow_snapshot(db: Path, package: str, factor: int) -> int:
+    path = db / "metadata" / f"{package}.jsonl"
+    header, *lines = path.read_text().splitlines()
+    out = [header]
+    for k in range(factor):
+        for line in lines:
+            entry = json.loads(line)
+            if k:
+                entry["version"] = f"{entry['version']}.post{k}"
+            out.append(json.dumps(entry))
+    path.write_text("\n".join(out) + "\n")
+    return len(out) - 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args()
+    source = bundled()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        shutil.copytree(source, base)
+        t0, m0 = measure(base, args.runs)
+        print(f"anchor: bundled database, {len(list((base / 'constraints').glob('*.toml')))} constraint files, "
+              f"{len(list((base / 'metadata').glob('*.jsonl')))} snapshots: {t0 * 1000:.1f} ms, {m0:.1f} MiB")
+        print("\n1. components the stack does not use")
+        print(f"{'extra components':>18} {'time ms':>9} {'ratio':>6} {'RSS MiB':>8} {'ratio':>6}")
+        for count in (100, 1000, 5000):
+            db = Path(tmp) / f"n{count}"
+            shutil.copytree(base, db)
+            add_components(db, count)
+            t, m = measure(db, args.runs)
+            print(f"{count:>18} {t * 1000:>9.1f} {t / t0:>6.2f} {m:>8.1f} {m / m0:>6.2f}")
+            shutil.rmtree(db)
+        print("\n2. a longer snapshot of a package the stack uses (transformers)")
+        print(f"{'releases':>18} {'time ms':>9} {'ratio':>6} {'RSS MiB':>8} {'ratio':>6}")
+        for factor in (2, 5, 20):
+            db = Path(tmp) / f"k{factor}"
+            shutil.copytree(base, db)
+            releases = grow_snapshot(db, "transformers", factor)
+            t, m = measure(db, args.runs)
+            print(f"{releases:>18} {t * 1000:>9.1f} {t / t0:>6.2f} {m:>8.1f} {m / m0:>6.2f}")
+            shutil.rmtree(db)
+
+
+if __name__ == "__main__":
+    main()

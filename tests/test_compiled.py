@@ -1,0 +1,57 @@
+"""The JSON rendering of the database's TOML files that the wheel carries."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from compat import _compiled
+
+from .conftest import ROOT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+FILES = sorted((ROOT / "data").rglob("*.toml"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_rendering_reads_back_as_the_toml_parses(tmp_path, path):
+    text = path.read_text(encoding="utf-8")
+    copy = tmp_path / path.name
+    copy.write_text(text, encoding="utf-8")
+    (tmp_path / (path.name + _compiled.SUFFIX)).write_text(_compiled.render(text, tomllib.loads(text)), encoding="utf-8")
+    assert _compiled.read(str(copy), text) == tomllib.loads(text)
+
+
+def test_a_stale_rendering_is_ignored(tmp_path):
+    path = tmp_path / "x.toml"
+    old = 'a = 1\nd = 2026-10-18\n'
+    path.write_text(old)
+    (tmp_path / "x.toml.json").write_text(_compiled.render(old, tomllib.loads(old)))
+    assert _compiled.read(str(path), old) == {"a": 1, "d": tomllib.loads(old)["d"]}
+    assert _compiled.read(str(path), 'a = 2\nd = 2026-10-18\n') is None
+
+
+def test_missing_or_broken_rendering_is_ignored(tmp_path):
+    path = tmp_path / "x.toml"
+    assert _compiled.read(str(path), "a = 1") is None
+    (tmp_path / "x.toml.json").write_text("{not json")
+    assert _compiled.read(str(path), "a = 1") is None
+
+
+def test_installed_wheel_carries_renderings(tmp_path):
+    import os
+    import subprocess
+
+    # From another folder, so that the installed package is imported, not this checkout.
+    code = "from compat.knowledge.paths import default_data_dir; print(default_data_dir())"
+    root = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    if os.path.commonpath([root, str(ROOT)]) == str(ROOT):
+        pytest.skip("compat is installed in editable mode: the renderings exist only in a built wheel")
+    assert root.endswith("_data")
+    assert os.path.exists(os.path.join(root, "constraints", "vllm.toml.json"))
+    assert os.path.exists(os.path.join(root, "gpus.toml.json"))
