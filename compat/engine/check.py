@@ -367,7 +367,7 @@ class _Checker:
                 self.add(
                     rule.id,
                     "warning" if turned_on else "info",
-                    f"cannot verify: {rule.message} (the stack does not say enough to decide: "
+                    f"{who}: cannot verify: {rule.message} (the stack does not say enough to decide: "
                     f"{rule.require.describe()})",
                     components,
                     "unverified",
