@@ -39,8 +39,13 @@ def check_stack(
     strict: bool | None = None,
     ignore: tuple[str, ...] | list[str] = (),
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    suggest_fixes: bool = True,
 ) -> Report:
-    """Check `stack` against `db` and return the report (nothing is printed)."""
+    """Check `stack` against `db` and return the report (nothing is printed).
+
+    When the stack fails, the report also explains why it cannot be resolved
+    (if it cannot) and suggests the smallest changes that make it work.
+    """
     resolution = resolve(stack, db, max_rounds=max_rounds)
     checker = _Checker(stack, db, resolution.provider)
     versions = checker.assign(resolution)
@@ -65,6 +70,14 @@ def check_stack(
         resolution_ok=resolution.ok,
     )
     report.suppress(tuple(stack.ignore) + tuple(ignore))
+    if report.errors and suggest_fixes:
+        if not resolution.ok:
+            from .explain import explain
+
+            report.explanation = explain(stack, resolution, db)
+        from .suggest import suggest
+
+        report.suggestions = suggest(stack, db)
     return report
 
 

@@ -62,6 +62,8 @@ class Report:
     resolved: dict[str, str] = field(default_factory=dict)
     strict: bool = False
     resolution_ok: bool = True
+    explanation: Any = None  # an explain.Derivation when the stack cannot be resolved
+    suggestions: list[Any] = field(default_factory=list)  # suggest.Suggestion, smallest first
 
     @property
     def active(self) -> list[Finding]:
@@ -125,4 +127,6 @@ class Report:
                 "suppressed": sum(1 for f in self.findings if f.suppressed),
             },
             "findings": [f.to_dict() for f in self.findings],
+            "explanation": self.explanation.to_dict() if self.explanation is not None else None,
+            "suggestions": [s.to_dict() for s in self.suggestions],
         }

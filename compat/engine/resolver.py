@@ -125,10 +125,13 @@ def _key(name: str, extras: frozenset[str]) -> str:
 class StackProvider(AbstractProvider):  # type: ignore[type-arg]
     """Answers resolvelib's questions from the database and the stack."""
 
-    def __init__(self, stack: Stack, db: Database, *, pre: bool = False) -> None:
+    def __init__(self, stack: Stack, db: Database, *, pre: bool = False, near: Mapping[str, Version] | None = None) -> None:
         self.stack = stack
         self.db = db
         self.pre = pre
+        # Packages to try nearest to a version first (suggestions look for the
+        # smallest move), rather than newest first.
+        self.near = dict(near or {})
         self.environment = stack.system.marker_environment()
         self.facts = StackFacts(stack, {})
         self.gaps: list[Gap] = []
@@ -310,6 +313,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             # The stack asks for releases the database does not hold: judge
             # nothing about them rather than report a false conflict.
             return [Candidate(name, None, extras, within=spec.specifier)]
+        if name in self.near:
+            ordered = component.versions()
+            anchor = self.near[name]
+            position = {v: i for i, v in enumerate(ordered)}
+            here = position.get(anchor, sum(1 for v in ordered if v < anchor))
+            versions = sorted(versions, key=lambda v: (abs(position[v] - here), -position[v]))
         return [Candidate(name, v, extras, releases[v]) for v in versions]
 
     def known_versions(self, name: str, specifier: SpecifierSet) -> list[Version]:
@@ -346,9 +355,10 @@ def resolve(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     pre: bool = False,
     needs: Iterable[Need] | None = None,
+    near: Mapping[str, Version] | None = None,
 ) -> Resolution:
     """Resolve the stack's packages and the tracked packages they need."""
-    provider = StackProvider(stack, db, pre=pre)
+    provider = StackProvider(stack, db, pre=pre, near=near)
     resolver: Resolver[Need, Candidate, str] = Resolver(provider, _Reporter())
     try:
         result = resolver.resolve(list(needs) if needs is not None else stack_needs(stack), max_rounds=max_rounds)

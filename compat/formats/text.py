@@ -43,8 +43,10 @@ def render(report: Report, *, color: bool = False, verbose: bool = False) -> str
         machine.append(f"{hardware.count}x {gpu}" if hardware.count > 1 else gpu)
     elif hardware.compute_capability is not None:
         machine.append(f"compute capability {hardware.compute_capability}")
+    elif hardware.accelerator == "cpu":
+        machine.append("CPU only")
     else:
-        machine.append(hardware.accelerator)
+        machine.append(f"{hardware.accelerator} (GPU not named)")
     lines.append("  " + " · ".join(machine))
     if report.packages:
         lines.append("  " + ", ".join(f"{n} {v}" for n, v in report.packages.items()))
@@ -56,6 +58,14 @@ def render(report: Report, *, color: bool = False, verbose: bool = False) -> str
         lines.append(style(f"{heading} ({len(group)})", fg=colour, bold=True))
         for finding in group:
             lines.extend(_finding(finding, style, colour))
+    if report.explanation is not None:
+        lines.append("")
+        lines.append(style("Why it cannot be resolved", bold=True))
+        lines.extend("  " + line for line in report.explanation.text().splitlines())
+    if report.suggestions:
+        lines.append("")
+        lines.append(style("Smallest changes that work (each verified by a full check)", bold=True))
+        lines.extend(f"  - {suggestion.text()}" for suggestion in report.suggestions)
     suppressed = [f for f in report.findings if f.suppressed]
     if suppressed:
         lines.append("")

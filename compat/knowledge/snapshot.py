@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from .._files import write_atomic
 from ..errors import DatabaseError
 from .model import Release
 
@@ -134,8 +135,6 @@ def read_snapshot(path: str) -> Snapshot:
 
 def write_snapshot(snapshot: Snapshot, path: str) -> bool:
     """Write atomically (temporary file, then rename). Returns whether it changed."""
-    import tempfile
-
     text = render_snapshot(snapshot)
     try:
         with open(path, encoding="utf-8") as handle:
@@ -143,20 +142,7 @@ def write_snapshot(snapshot: Snapshot, path: str) -> bool:
                 return False
     except OSError:
         pass
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a snapshot is not
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, text)
     return True
 
 
@@ -171,12 +157,6 @@ def render_snapshot(snapshot: Snapshot) -> str:
     lines = [json.dumps(data, ensure_ascii=False)]
     lines += [json.dumps(entry, ensure_ascii=False) for entry in releases]
     return "\n".join(lines) + "\n"
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:

@@ -1,0 +1,99 @@
+"""A resolved stack, written back out: as a stack.toml with exact pins, or
+as a requirements file for pip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..knowledge.database import Database
+from ..sources.stack import Stack
+
+__all__ = ["stack_toml", "requirements"]
+
+
+def _system(stack: Stack) -> dict[str, Any]:
+    system = stack.system
+    table: dict[str, Any] = {"python": str(system.python), "platform": system.platform}
+    if system.cuda is not None:
+        table["cuda"] = str(system.cuda)
+    if system.rocm is not None:
+        table["rocm"] = str(system.rocm)
+    if system.driver_written:
+        table["driver"] = system.driver_written
+    return table
+
+
+def _hardware(stack: Stack) -> dict[str, Any]:
+    hardware = stack.hardware
+    table: dict[str, Any] = {}
+    if hardware.gpu is not None:
+        table["gpu"] = hardware.gpu.name
+    elif hardware.compute_capability is not None:
+        table["compute_capability"] = str(hardware.compute_capability)
+    if table:
+        table["count"] = hardware.count
+    elif hardware.accelerator != "cpu" and stack.system.cuda is None and stack.system.rocm is None:
+        table["accelerator"] = hardware.accelerator
+    return table
+
+
+def stack_toml(stack: Stack, pins: dict[str, str], added: dict[str, str]) -> str:
+    """The stack with every package pinned, plus the tracked packages it pulls in."""
+    import tomli_w
+
+    data: dict[str, Any] = {}
+    head = {k: v for k, v in (("name", stack.name), ("description", stack.description)) if v}
+    if head:
+        data["stack"] = head
+    data["system"] = _system(stack)
+    hardware = _hardware(stack)
+    if hardware:
+        data["hardware"] = hardware
+    packages: dict[str, Any] = {}
+    for name, spec in stack.packages.items():
+        version = pins.get(name, spec.written)
+        if spec.extras or spec.external:
+            table: dict[str, Any] = {"version": version}
+            if spec.extras:
+                table["extras"] = sorted(spec.extras)
+            if spec.external:
+                table["external"] = True
+            packages[name] = table
+        else:
+            packages[name] = version
+    for name, version in sorted(added.items()):
+        packages.setdefault(name, version)
+    data["packages"] = packages
+    if stack.options:
+        data["options"] = {name: dict(values) for name, values in stack.options.items()}
+    model = {k: v for k, v in stack.model._asdict().items() if v is not None}
+    if model:
+        data["model"] = model
+    if stack.env:
+        data["env"] = dict(stack.env)
+    compat: dict[str, Any] = {}
+    if stack.ignore:
+        compat["ignore"] = list(stack.ignore)
+    if stack.strict:
+        compat["strict"] = True
+    if compat:
+        data["compat"] = compat
+    header = "# Resolved by compat: every package pinned to the version chosen for this machine.\n"
+    return header + tomli_w.dumps(data)
+
+
+def requirements(stack: Stack, pins: dict[str, str], added: dict[str, str], db: Database) -> str:
+    """pip's requirements format; applications that are not on an index are comments."""
+    lines = [f"# Resolved by compat for Python {stack.system.python} on {stack.system.platform}."]
+    everything = {**{n: pins.get(n, s.written) for n, s in stack.packages.items()}, **added}
+    for name in sorted(everything):
+        version = everything[name]
+        spec = stack.packages.get(name)
+        extras = f"[{','.join(sorted(spec.extras))}]" if spec is not None and spec.extras else ""
+        component = db.component(name)
+        line = f"{name}{extras}=={version}"
+        if component is not None and component.kind == "application":
+            lines.append(f"# {line}  ({name} is an application, not a package on the index)")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
