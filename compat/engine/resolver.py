@@ -143,6 +143,32 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.key
 
+    def narrow_requirement_selection(
+        self,
+        identifiers: Iterable[str],
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Any,
+    ) -> Iterable[str]:
+        """Decide the machine first (one candidate each), then, after a
+        conflict, the packages it involves (as pip does): the rest cannot
+        fix it, and retrying them is what makes backtracking slow."""
+        identifiers = list(identifiers)
+        virtual = [i for i in identifiers if i.startswith(VIRTUAL_PREFIX)]
+        if virtual:
+            return virtual
+        if backtrack_causes:
+            involved = set()
+            for cause in backtrack_causes:
+                involved.add(cause.requirement.key)
+                if cause.parent is not None:
+                    involved.add(cause.parent.key)
+            chosen = [i for i in identifiers if i in involved]
+            if chosen:
+                return chosen
+        return identifiers
+
     def get_preference(
         self,
         identifier: str,
@@ -151,12 +177,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Any,
     ) -> Any:
-        virtual = identifier.startswith(VIRTUAL_PREFIX)
         needs = [info.requirement for info in information[identifier]]
         pinned = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
         from_stack = any(n.parent is None for n in needs)
-        causes = {c.requirement.name for c in backtrack_causes} if backtrack_causes else set()
-        return (not virtual, identifier not in causes, not pinned, not from_stack, identifier)
+        return (not pinned, not from_stack, identifier)
 
     def find_matches(
         self,
