@@ -1,0 +1,132 @@
+"""compat against pip and uv on the same resolution problems, growing in size.
+
+For each size N (packages in the problem's universe), a synthetic index is
+generated: N packages, each with 4 releases; each release needs three later
+packages at some minimum version, so every package ends up in the solution,
+and the root's newer releases need an `anchor` release that the problem pins
+away, so that every resolver has to step back once. The same data is written
+as a compat database (JSON Lines snapshots) and as stub wheels for pip and uv.
+
+(Problems that make a resolvelib-based resolver backtrack exponentially,
+which uv's PubGrub solves at once, are in tests/test_differential.py for
+correctness; pip and compat both give up on the worst of them at their round
+budget, so they are no fair measure of speed.)
+
+Each tool runs as a fresh process, as a user would run it, in the same
+session; each size prints the median time and the ratios compat/pip and
+compat/uv (below 1: compat is faster).
+
+    python benchmarks/resolve.py [--sizes 10,100,500,2000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+VERSIONS = 4
+
+
+def universe(size: int, seed: int = 7) -> dict[str, dict[str, list[str]]]:
+    rng = random.Random(seed)
+    names = [f"pkg-{i:04d}" for i in range(size)]
+    data: dict[str, dict[str, list[str]]] = {}
+    for i, name in enumerate(names):
+        releases = {}
+        later = names[i + 1:]
+        for v in range(1, VERSIONS + 1):
+            needs = [f"{dep}>={rng.randint(1, VERSIONS)}.0" for dep in rng.sample(later, min(3, len(later)))]
+            if i == 0 and v > 1:
+                needs.append(f"anchor>={v}.0")  # pinned away: the root must step back to 1.0
+            releases[f"{v}.0"] = needs
+        data[name] = releases
+    data["anchor"] = {f"{v}.0": [] for v in range(1, VERSIONS + 1)}
+    return data
+
+
+def write_database(data: dict, root: Path) -> None:
+    (root / "constraints").mkdir(parents=True)
+    (root / "constraints" / "_sources.toml").write_text("schema = 1\n")
+    (root / "metadata").mkdir()
+    for name, releases in data.items():
+        lines = [json.dumps({"schema": 1, "name": name, "index": "synthetic", "taken": "2026-12-02"})]
+        lines += [json.dumps({"version": v, "requires_dist": r}) for v, r in releases.items()]
+        (root / "metadata" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def write_wheels(data: dict, folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for name, releases in data.items():
+        for version, requires in releases.items():
+            dist = f"{name.replace('-', '_')}-{version}"
+            metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+            metadata += [f"Requires-Dist: {r}" for r in requires]
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w") as wheel:
+                wheel.writestr(f"{dist}.dist-info/METADATA", "\n".join(metadata) + "\n\n")
+                wheel.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+                wheel.writestr(f"{dist}.dist-info/RECORD", "")
+            (folder / f"{dist}-py3-none-any.whl").write_bytes(buffer.getvalue())
+
+
+def tool(name: str) -> str:
+    path = Path(sys.executable).with_name(name)
+    return str(path) if path.exists() else (shutil.which(name) or name)
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, result.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,100,500,2000")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    print(f"{'packages':>9} {'compat s':>9} {'pip s':>9} {'uv s':>9} {'compat/pip':>11} {'compat/uv':>10}  verdicts")
+    for size in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory() as tmp:
+            data = universe(size)
+            write_database(data, Path(tmp) / "db")
+            write_wheels(data, Path(tmp) / "wheels")
+            stack = Path(tmp) / "stack.toml"
+            stack.write_text('[system]\npython = "%d.%d"\n[packages]\npkg-0000 = ">=1"\nanchor = "1.0"\n' % sys.version_info[:2])
+            requirements = Path(tmp) / "requirements.in"
+            requirements.write_text("pkg-0000>=1\nanchor==1.0\n")
+            commands = {
+                "compat": [tool("compat"), "resolve", str(stack), "--db", str(Path(tmp) / "db"), "--max-rounds", "1000000"],
+                "pip": [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--find-links",
+                        str(Path(tmp) / "wheels"), "--ignore-installed", "--quiet", "--report", os.devnull, "-r", str(requirements)],
+                "uv": [tool("uv"), "pip", "compile", "--no-index", "--find-links", str(Path(tmp) / "wheels"), "--quiet",
+                       "--cache-dir", str(Path(tmp) / "uv-cache"), str(requirements)],
+            }
+            times: dict[str, list[float]] = {k: [] for k in commands}
+            codes: dict[str, int] = {}
+            for _ in range(args.runs):
+                for name, command in commands.items():
+                    elapsed, code = timed(command, env)
+                    times[name].append(elapsed)
+                    codes[name] = code
+            median = {k: statistics.median(v) for k, v in times.items()}
+            verdicts = " ".join(f"{k}={'ok' if c == 0 else f'exit {c}'}" for k, c in codes.items())
+            print(f"{size:>9} {median['compat']:>9.2f} {median['pip']:>9.2f} {median['uv']:>9.2f} "
+                  f"{median['compat'] / median['pip']:>11.2f} {median['compat'] / median['uv']:>10.2f}  {verdicts}")
+
+
+if __name__ == "__main__":
+    main()
