@@ -1,8 +1,9 @@
 """compat against pip and uv on the same resolution problems, growing in size.
 
 For each size N (packages in the problem's universe), a synthetic index is
-generated: N packages, each with 4 releases; each release needs three later
-packages at some minimum version, so every package ends up in the solution,
+generated: N packages, each with 4 releases; each release needs the next
+package and two later ones at some minimum version, so all N end up in the
+solution,
 and the root's newer releases need an `anchor` release that the problem pins
 away, so that every resolver has to step back once. The same data is written
 as a compat database (JSON Lines snapshots) and as stub wheels for pip and uv.
@@ -46,7 +47,9 @@ def universe(size: int, seed: int = 7) -> dict[str, dict[str, list[str]]]:
         releases = {}
         later = names[i + 1:]
         for v in range(1, VERSIONS + 1):
-            needs = [f"{dep}>={rng.randint(1, VERSIONS)}.0" for dep in rng.sample(later, min(3, len(later)))]
+            # the next package (so that all N end up in the solution), and two more at random
+            picked = later[:1] + rng.sample(later[1:], min(2, len(later) - 1)) if later else []
+            needs = [f"{dep}>={rng.randint(1, VERSIONS)}.0" for dep in picked]
             if i == 0 and v > 1:
                 needs.append(f"anchor>={v}.0")  # pinned away: the root must step back to 1.0
             releases[f"{v}.0"] = needs
