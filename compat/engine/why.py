@@ -26,6 +26,7 @@ class Constraint:
     requirement: str
     layer: str  # metadata, curated, rule
     conditions: str = ""
+    kind: str = "requirement"
     binds: bool | None = None  # with a stack: does it apply to the stack's choice?
     holds: bool | None = None  # with a stack: is it met?
 
@@ -99,6 +100,7 @@ def _rule_constraint(rule: Any, component: Any, chosen: dict[str, Version | None
         text,
         "rule",
         "" if rule.when.is_empty else rule.when.describe(),
+        rule.kind,
     )
     if facts is not None:
         scoped = facts.for_component(component)
@@ -120,6 +122,8 @@ def render(report: WhyReport) -> str:
         if report.stack is not None:
             if not constraint.binds:
                 mark = "   "
+            elif constraint.kind != "requirement":
+                mark = " ! "
             elif constraint.holds is False:
                 mark = " ✗ "
             elif constraint.holds is None:
@@ -131,5 +135,5 @@ def render(report: WhyReport) -> str:
         lines.append(f" {mark}{constraint.source}: {constraint.requirement}{when}{where}")
     if report.stack is not None:
         lines.append("")
-        lines.append("  ✓ binds and holds · ✗ binds and fails · ? binds, cannot be decided · blank: does not bind this stack")
+        lines.append("  ✓ binds and holds · ✗ binds and fails · ? binds, cannot be decided · ! a note or known issue that applies · blank: does not bind this stack")
     return "\n".join(lines) + "\n"
