@@ -82,7 +82,7 @@ def check(stack: str, fmt: str, strict: bool, ignore: tuple[str, ...], max_round
 @cli.command()
 @click.argument("stack", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result here (atomically) instead of printing it.")
-@click.option("--format", "fmt", type=click.Choice(["toml", "requirements"]), default="toml", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["toml", "requirements", "pylock"]), default="toml", show_default=True)
 @click.option("--pre", is_flag=True, help="Allow pre-releases everywhere (by default only where a specifier names one).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
@@ -111,7 +111,17 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
     chosen = {k: str(c.version) for k, c in resolution.versions.items() if not k.startswith("__") and c.version is not None}
     pins = {n: chosen[n] for n in loaded.packages if n in chosen}
     added = {n: v for n, v in chosen.items() if n not in loaded.packages}
-    text = stack_toml(loaded, pins, added) if fmt == "toml" else requirements(loaded, pins, added, database)
+    if fmt == "pylock":
+        from .formats.pylock import pylock
+
+        try:
+            text = pylock(loaded, {**pins, **added}, database)
+        except CompatError as exc:
+            _fail(exc)
+    elif fmt == "toml":
+        text = stack_toml(loaded, pins, added)
+    else:
+        text = requirements(loaded, pins, added, database)
     if output:
         from ._files import write_atomic
 

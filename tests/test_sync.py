@@ -118,7 +118,7 @@ def test_a_failing_index_is_a_clear_error_and_leaves_snapshots_intact(database, 
     assert len(lines) == 1 and expected.lower() in lines[0].lower(), result.output
     assert "Traceback" not in result.output
     assert old.read_bytes() == before
-    assert sorted(p.name for p in (database / "metadata").iterdir()) == ["alpha.jsonl"]
+    assert sorted(p.name for p in (database / "metadata").iterdir()) == ["alpha.jsonl"]  # nothing new either
 
 
 def test_retries_ride_out_a_passing_failure(database, index):
@@ -156,3 +156,41 @@ def test_synced_snapshot_is_read_by_the_database(database, index):
 def test_atomic_write_leaves_no_temporary_files(database, index):
     assert run_sync(database, index).exit_code == 0
     assert not [p for p in os.listdir(database / "metadata") if p.startswith(".")]
+
+
+def test_snapshot_records_every_wheel_with_its_hash(database, index):
+    assert run_sync(database, index).exit_code == 0
+    assert "wheels" not in snapshot(database, "alpha")["releases"][0]  # a check never reads them
+    release = next(r for r in snapshot(database, "alpha.wheels")["releases"] if r["version"] == "2.0")
+    assert [w["file"] for w in release["wheels"]] == ["alpha-2.0-py3-none-any.whl"]
+    assert len(release["wheels"][0]["sha256"]) == 64 and release["wheels"][0]["url"].startswith("http://127.0.0.1")
+
+
+def test_resolve_to_a_pylock_from_the_synced_snapshot(database, index, tmp_path):
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    from packaging.pylock import Pylock
+
+    (database / "constraints" / "_sources.toml").write_text("schema = 1\n")
+    assert run_sync(database, index).exit_code == 0
+    stack = tmp_path / "stack.toml"
+    stack.write_text('[system]\npython = "3.12"\n[packages]\nalpha = "2.0"\n')
+    result = CliRunner().invoke(cli, ["resolve", str(stack), "--db", str(database), "--format", "pylock"])
+    assert result.exit_code == 0, result.output
+    lock = Pylock.from_dict(tomllib.loads(result.stdout))
+    assert {(p.name, str(p.version)) for p in lock.packages} == {("alpha", "2.0"), ("beta", "0.9")}
+    assert all(p.wheels and p.wheels[0].hashes["sha256"] for p in lock.packages)
+    assert str(lock.requires_python) == "==3.12.*"
+
+
+def test_pylock_refuses_a_package_without_wheel_records(database, index, tmp_path):
+    (database / "constraints" / "_sources.toml").write_text("schema = 1\n")
+    assert run_sync(database, index).exit_code == 0
+    stack = tmp_path / "stack.toml"
+    stack.write_text('[system]\npython = "3.12"\n[packages]\nalpha = "2.0"\nnumpy = "2.3.0"\n')
+    result = CliRunner().invoke(cli, ["resolve", str(stack), "--db", str(database), "--format", "pylock"])
+    assert result.exit_code == 2 and "cannot write a lock: numpy 2.3.0" in result.output

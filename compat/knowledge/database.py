@@ -38,7 +38,7 @@ from .model import (
     Source,
 )
 from .paths import default_data_dir
-from .snapshot import lazy_releases
+from .snapshot import WHEELS, lazy_releases
 
 __all__ = ["Database"]
 
@@ -87,7 +87,11 @@ class Database:
                 if f.endswith(".toml") and not f.startswith("_")
             }
             if os.path.isdir(self.metadata_dir):
-                names.update(f[: -len(".jsonl")] for f in os.listdir(self.metadata_dir) if f.endswith(".jsonl"))
+                names.update(
+                    f[: -len(".jsonl")]
+                    for f in os.listdir(self.metadata_dir)
+                    if f.endswith(".jsonl") and not f.endswith(WHEELS)
+                )
             self._names = names
         return self._names
 

@@ -49,6 +49,7 @@ class IndexFile:
     yanked: bool
     metadata: bool | dict[str, str]
     sha256: str | None
+    size: int | None = None
 
     @property
     def is_wheel(self) -> bool:
@@ -64,6 +65,7 @@ class ReleaseMetadata:
     yanked: bool
     filename: str
     how: str  # "metadata-file", "range", "download"
+    wheels: tuple[dict[str, Any], ...] = ()  # every wheel of the release: file, url, sha256, size
 
 
 class IndexClient:
@@ -191,6 +193,11 @@ class IndexClient:
             yanked=all(f.yanked for f in files),
             filename=wheel.filename,
             how=how,
+            wheels=tuple(
+                {k: v for k, v in (("file", f.filename), ("url", f.url), ("sha256", f.sha256), ("size", f.size)) if v}
+                for f in sorted(files, key=lambda f: f.filename)
+                if f.is_wheel and not f.yanked
+            ),
         )
 
 
@@ -287,6 +294,7 @@ def _file(entry: dict[str, Any], page: str) -> IndexFile:
         yanked=bool(yanked),
         metadata=metadata if isinstance(metadata, dict) else bool(metadata),
         sha256=(entry.get("hashes") or {}).get("sha256"),
+        size=entry.get("size") if isinstance(entry.get("size"), int) else None,
     )
 
 

@@ -104,7 +104,7 @@ class Release:
 
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
-        "_raw", "_date", "_requires_python", "_requires_dist", "_parsed", "_cache",
+        "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache",
     )
 
     def __init__(
@@ -124,6 +124,7 @@ class Release:
         layer: str = "metadata",
         file: str | None = None,
         raw: Callable[[], dict[str, Any]] | None = None,
+        wheels: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.package = package
         self.version = version
@@ -139,6 +140,7 @@ class Release:
         self._date = date
         self._requires_python = requires_python
         self._requires_dist = requires_dist
+        self._wheels: tuple[dict[str, Any], ...] | Callable[[], list[dict[str, Any]]] = wheels or ()
         self._parsed: tuple[Dependency, ...] | None = None
         self._cache: dict[str, Requirement] = {}
 
@@ -175,6 +177,13 @@ class Release:
     def requires_dist(self) -> tuple[str, ...]:
         self._decode()
         return self._requires_dist
+
+    @property
+    def wheels(self) -> tuple[dict[str, Any], ...]:
+        """The release's wheels on the index (file, url, sha256, size), where the snapshot has them."""
+        if callable(self._wheels):
+            self._wheels = tuple(self._wheels())
+        return self._wheels
 
     @property
     def is_prerelease(self) -> bool:

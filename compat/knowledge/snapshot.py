@@ -35,6 +35,7 @@ class SnapshotRelease(NamedTuple):
     requires_dist: list[str]
     yanked: bool = False
     file: str | None = None
+    wheels: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"version": self.version}
@@ -47,6 +48,8 @@ class SnapshotRelease(NamedTuple):
         if self.file:
             data["file"] = self.file
         data["requires_dist"] = list(self.requires_dist)
+        if self.wheels:
+            data["wheels"] = [dict(w) for w in self.wheels]
         return data
 
 
@@ -110,6 +113,9 @@ def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
     for key in ("requires_python", "uploaded", "file"):
         if entry.get(key) is not None and not isinstance(entry[key], str):
             raise DatabaseError("expected a string", file=file, line=number, key=key)
+    wheels = entry.get("wheels", [])
+    if not isinstance(wheels, list) or not all(isinstance(w, dict) and isinstance(w.get("file"), str) for w in wheels):
+        raise DatabaseError("expected a list of {file, url, sha256, size} objects", file=file, line=number, key="wheels")
     return entry
 
 
@@ -117,6 +123,7 @@ def read_snapshot(path: str) -> Snapshot:
     """Read and check a whole snapshot (lint, sync); a check uses `lazy_releases`."""
     lines = _lines(path)
     header = _header(lines[0], path)
+    wheels = read_wheels(path)
     out = []
     for number, line in enumerate(lines[1:], start=2):
         entry = decode_entry(line, path, number)
@@ -128,26 +135,41 @@ def read_snapshot(path: str) -> Snapshot:
                 requires_dist=entry.get("requires_dist", []),
                 yanked=bool(entry.get("yanked", False)),
                 file=entry.get("file"),
+                wheels=tuple(wheels.get(entry["version"], entry.get("wheels", ()))),
             )
         )
     return Snapshot(name=header["name"], index=header["index"], taken=header["taken"], releases=out)
 
 
+WHEELS = ".wheels.jsonl"
+
+
+def wheels_path(path: str) -> str:
+    """Where the wheel records of snapshot `path` live: kept apart, because
+    only lock files need them and a check should not read them."""
+    return path[: -len(".jsonl")] + WHEELS
+
+
 def write_snapshot(snapshot: Snapshot, path: str) -> bool:
-    """Write atomically (temporary file, then rename). Returns whether it changed."""
-    text = render_snapshot(snapshot)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
-    write_atomic(path, text)
-    return True
+    """Write the snapshot and its wheel records, each atomically and only
+    when it changed. Returns whether anything changed."""
+    main, wheels = render_snapshot(snapshot)
+    changed = False
+    for target, text in ((path, main), (wheels_path(path), wheels)):
+        try:
+            with open(target, encoding="utf-8") as handle:
+                if handle.read() == text:
+                    continue
+        except OSError:
+            pass
+        write_atomic(target, text)
+        changed = True
+    return changed
 
 
-def render_snapshot(snapshot: Snapshot) -> str:
-    """JSON Lines: a header, then one release a line, oldest first.
+def render_snapshot(snapshot: Snapshot) -> tuple[str, str]:
+    """JSON Lines: a header, then one release a line, oldest first; and the
+    same for the releases' wheels.
 
     Each line starts with the version (and the yanked mark), so that a
     reader can list the releases without decoding them.
@@ -155,8 +177,27 @@ def render_snapshot(snapshot: Snapshot) -> str:
     data = snapshot.to_dict()
     releases = data.pop("releases")
     lines = [json.dumps(data, ensure_ascii=False)]
-    lines += [json.dumps(entry, ensure_ascii=False) for entry in releases]
-    return "\n".join(lines) + "\n"
+    wheel_lines = [json.dumps(data, ensure_ascii=False)]
+    for entry in releases:
+        wheels = entry.pop("wheels", [])
+        lines.append(json.dumps(entry, ensure_ascii=False))
+        wheel_lines.append(json.dumps({"version": entry["version"], "wheels": wheels}, ensure_ascii=False))
+    return "\n".join(lines) + "\n", "\n".join(wheel_lines) + "\n"
+
+
+def read_wheels(path: str) -> dict[str, list[dict[str, Any]]]:
+    """version -> wheel records, from the wheels file of snapshot `path` (empty if none)."""
+    target = wheels_path(path)
+    try:
+        lines = _lines(target)
+    except DatabaseError:
+        return {}
+    _header(lines[0], target)
+    out = {}
+    for number, line in enumerate(lines[1:], start=2):
+        entry = decode_entry(line, target, number)
+        out[entry["version"]] = entry.get("wheels", [])
+    return out
 
 
 def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
@@ -164,6 +205,7 @@ def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
     lines = _lines(path)
     header = _header(lines[0], path)
     name = header["name"]
+    wheels = functools.lru_cache(maxsize=1)(functools.partial(read_wheels, path))
     out = []
     for number, line in enumerate(lines[1:], start=2):
         match = _LINE.match(line)
@@ -182,6 +224,7 @@ def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
                 layer="metadata",
                 file=path,
                 raw=functools.partial(decode_entry, line, path, number),
+                wheels=functools.partial(lambda v, load: load().get(v, []), match.group(1), wheels),
             )
         )
     return header, out

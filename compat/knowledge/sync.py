@@ -122,6 +122,7 @@ def sync(
                     requires_dist=meta.requires_dist,
                     yanked=meta.yanked,
                     file=meta.filename,
+                    wheels=meta.wheels,
                 )
             )
         result.releases += len(releases)

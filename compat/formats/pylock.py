@@ -1,0 +1,103 @@
+"""A resolved stack as a PEP 751 lock file (pylock.toml), through
+`packaging.pylock`.
+
+A lock names, for each package, the wheels an installer may take, with
+their hashes. The snapshots record every wheel of a tracked release on the
+index; the lock keeps those whose tags fit the stack's Python and platform.
+A package with no such wheel (or no record of its wheels: an untracked one)
+cannot be locked, and the command says which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.markers import Marker
+from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag, compatible_tags, cpython_tags, mac_platforms
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from ..errors import CompatError
+from ..knowledge.database import Database
+from ..sources.stack import PLATFORMS, Stack
+
+__all__ = ["pylock", "supported_tags"]
+
+
+def _platforms(platform: str) -> list[str]:
+    if platform.startswith("linux-"):
+        arch = platform.split("-", 1)[1]
+        many = [f"manylinux_2_{minor}_{arch}" for minor in range(40, 16, -1)]
+        legacy = [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
+        return many + legacy + [f"linux_{arch}"]
+    if platform == "macos-arm64":
+        return list(mac_platforms((15, 0), "arm64"))
+    if platform == "macos-x86_64":
+        return list(mac_platforms((15, 0), "x86_64"))
+    return ["win_amd64"]
+
+
+def supported_tags(stack: Stack) -> set[Tag]:
+    """The wheel tags an installer would accept for the stack's CPython and platform."""
+    version = (stack.system.python.major, stack.system.python.minor)
+    platforms = _platforms(stack.system.platform)
+    tags = set(cpython_tags(python_version=version, platforms=platforms))
+    tags.update(compatible_tags(python_version=version, interpreter=f"cp{version[0]}{version[1]}", platforms=platforms))
+    return tags
+
+
+def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
+    import tomli_w
+    from packaging.pylock import Package, PackageWheel, Pylock
+
+    tags = supported_tags(stack)
+    packages = []
+    applications: dict[str, str] = {}
+    missing: list[str] = []
+    for name in sorted(pins):
+        version = Version(pins[name])
+        component = db.component(name)
+        if component is not None and component.kind == "application":
+            applications[name] = str(version)
+            continue
+        release = component.release(version) if component is not None else None
+        if release is None or not release.wheels:
+            missing.append(f"{name} {version} (no record of its wheels)")
+            continue
+        wheels = [w for w in release.wheels if w.get("sha256") and tags & set(parse_wheel_filename(w["file"])[3])]
+        if not wheels:
+            missing.append(f"{name} {version} (no wheel for Python {stack.system.python} on {stack.system.platform})")
+            continue
+        packages.append(
+            Package(
+                name=canonicalize_name(name),
+                version=version,
+                requires_python=release.requires_python,
+                wheels=[
+                    PackageWheel(name=w["file"], url=w.get("url"), size=w.get("size"), hashes={"sha256": w["sha256"]})
+                    for w in wheels
+                ],
+            )
+        )
+    if missing:
+        raise CompatError("cannot write a lock: " + "; ".join(missing))
+    env = PLATFORMS[stack.system.platform]
+    python = f"{stack.system.python.major}.{stack.system.python.minor}"
+    marker = Marker(
+        f'python_version == "{python}" and sys_platform == "{env["sys_platform"]}" '
+        f'and platform_machine == "{env["platform_machine"]}"'
+    )
+    tool: dict[str, Any] = {"compat": {"stack": stack.name or stack.path or "stack"}}
+    if applications:
+        tool["compat"]["applications"] = applications
+    lock = Pylock(
+        lock_version=Version("1.0"),
+        environments=[marker],
+        requires_python=SpecifierSet(f"=={python}.*"),
+        created_by="compat",
+        packages=packages,
+        tool=tool,
+    )
+    lock.validate()
+    return tomli_w.dumps(lock.to_dict())
