@@ -73,7 +73,7 @@ def write_wheels(data: dict, folder: Path) -> None:
     for name, releases in data.items():
         for version, requires in releases.items():
             dist = f"{name.replace('-', '_')}-{version}"
-            metadata = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+            metadata = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
             metadata += [f"Requires-Dist: {r}" for r in requires]
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w") as wheel:

@@ -30,7 +30,20 @@ _EXPORTS = {
     "PackageIndexError": "compat.errors",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [
+    "check",
+    "load_stack",
+    "Stack",
+    "Database",
+    "Report",
+    "Finding",
+    "CompatError",
+    "StackError",
+    "DatabaseError",
+    "ResolutionTooComplex",
+    "PackageIndexError",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from .api import check

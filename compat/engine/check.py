@@ -273,19 +273,7 @@ class _Checker:
         if spec is not None and spec.pinned is None:
             self.range_edge(need, release, spec.specifier)
         elif have is not None and not need.specifier.contains(have, prereleases=True):
-            written = f"{target}{spec_text(need.specifier)}"
-            suffix = " (a curated requirement)" if need.origin == "curated" else ""
-            self.add(
-                f"requires:{release.package}=={release.version}:{target}",
-                "error",
-                f"{who} requires {written}{suffix}; the stack has {target} {have}",
-                (release.package, target),
-                "requirement",
-                need.origin,
-                self._source(need, release),
-                requirement=f"{target}{need.specifier}",
-                found=str(have),
-            )
+            self.broken(need, release, f"the stack has {target} {have}", str(have))
             return
         missing = sorted(need.extras - spec.extras) if spec is not None else []
         if missing:
@@ -313,17 +301,24 @@ class _Checker:
                 return
         elif not allowed.to_range().intersection(need.specifier.to_range()).is_empty:
             return
+        self.broken(
+            need, release, f"the stack's {target}{spec_text(allowed)} admits no such release", spec_text(allowed)
+        )
+
+    def broken(self, need: Need, release: Release, what_the_stack_has: str, found: str) -> None:
+        """A requirement of `release` on a package of the stack that the stack does not meet."""
+        target = need.name
+        curated = " (a curated requirement)" if need.origin == "curated" else ""
         self.add(
             f"requires:{release.package}=={release.version}:{target}",
             "error",
-            f"{self._who(release)} requires {target}{spec_text(need.specifier)}; the stack's "
-            f"{target}{spec_text(allowed)} admits no such release",
+            f"{self._who(release)} requires {target}{spec_text(need.specifier)}{curated}; {what_the_stack_has}",
             (release.package, target),
             "requirement",
             need.origin,
             self._source(need, release),
             requirement=f"{target}{spec_text(need.specifier)}",
-            found=spec_text(allowed),
+            found=found,
         )
 
     def shared_target(self, target: str, needs: list[tuple[Need, Release]]) -> None:

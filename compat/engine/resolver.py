@@ -22,7 +22,6 @@ from resolvelib.resolvers import RequirementInformation, ResolutionImpossible, R
 
 from .._names import normalize
 from ..errors import ResolutionTooComplex
-from ..knowledge.conditions import VERSION_KEYS
 from ..knowledge.database import Database
 from ..knowledge.model import Release
 from ..sources.stack import Stack
@@ -397,5 +396,3 @@ def resolve(
     versions = {key: c for key, c in result.mapping.items() if not c.extras}
     return Resolution(True, versions, [], provider.gaps, provider)
 
-
-VIRTUAL_KEYS = tuple(virtual_name(k) for k in VERSION_KEYS)

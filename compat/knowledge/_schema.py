@@ -88,3 +88,15 @@ class Table:
         if not isinstance(value, list):
             raise self.error("expected an array of tables", name)
         return [Table(v, self.file, f"{self.where(name)}[{i}]") for i, v in enumerate(value)]
+
+    def identifier(self, seen: dict[str, Any] | set[str], what: str) -> str:
+        """The table's ``id``: present, well-formed, and not in `seen`."""
+        import re
+
+        value = self.text("id", required=True)
+        assert value is not None
+        if not re.match(r"^[a-z0-9][a-z0-9.\-_]*$", value):
+            raise self.error(f"invalid ID {value!r} (lower-case letters, digits, . - _)", "id")
+        if value in seen:
+            raise self.error(f"duplicate {what} ID {value!r}", "id")
+        return value

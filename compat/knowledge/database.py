@@ -44,7 +44,6 @@ __all__ = ["Database"]
 
 SCHEMA = 1
 SOURCES_FILE = "_sources.toml"
-_ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
 SOURCE_KINDS = ("release", "pull-request", "commit", "digest", "vendor-table", "index", "issue", "documentation")
 
 
@@ -239,12 +238,7 @@ def _parse_sources(data: dict, path: str) -> dict[str, Source]:  # type: ignore[
     sources: dict[str, Source] = {}
     for table in root.tables("source"):
         table.only(["id", "project", "title", "kind", "url", "ref", "commit", "date", "item"])
-        source_id = table.text("id", required=True)
-        assert source_id is not None
-        if not _ID.match(source_id):
-            raise table.error(f"invalid ID {source_id!r} (lower-case letters, digits, . - _)", "id")
-        if source_id in sources:
-            raise table.error(f"duplicate source ID {source_id!r}", "id")
+        source_id = table.identifier(sources, "source")
         date = table.date("date")
         sources[source_id] = Source(
             id=source_id,
@@ -369,12 +363,7 @@ def _parse_component(path: str, name: str) -> Component:
     seen: set[str] = set()
     for table in root.tables("rule"):
         table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in"])
-        rule_id = table.text("id", required=True)
-        assert rule_id is not None
-        if not _ID.match(rule_id):
-            raise table.error(f"invalid ID {rule_id!r} (lower-case letters, digits, . - _)", "id")
-        if rule_id in seen:
-            raise table.error(f"duplicate rule ID {rule_id!r}", "id")
+        rule_id = table.identifier(seen, "rule")
         seen.add(rule_id)
         kind = table.choice("kind", RULE_KINDS, "requirement")
         require = _condition(table, "require")
