@@ -124,7 +124,7 @@ def explain(stack: Stack, resolution: Resolution, db: Database | None = None) ->
 
     graph = nx.DiGraph()
     graph.add_node(ROOT)
-    for (package, version, _), needs in resolution.provider._dependencies.items():
+    for package, version, needs in resolution.provider.tried():
         parent = f"{package} {version}"
         graph.add_edge(package, parent)  # a package, then the release of it that was tried
         for need in needs:

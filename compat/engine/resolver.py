@@ -226,6 +226,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             self._dependencies[key] = self._compute_dependencies(release, extras)
         return self._dependencies[key]
 
+    def tried(self) -> list[tuple[str, Version, list[Need]]]:
+        """Every release whose requirements were looked at, with them (for explanations)."""
+        return [(package, version, needs) for (package, version, _), needs in self._dependencies.items()]
+
     def _compute_dependencies(self, release: Release, extras: frozenset[str]) -> list[Need]:
         parent = f"{release.package} {release.version}"
         needs: list[Need] = []
