@@ -136,6 +136,14 @@ def test_retries_ride_out_a_passing_failure(database, index):
     assert result.releases == 5
 
 
+def test_files_that_are_neither_wheel_nor_sdist_are_skipped(database, index):
+    index.pages["alpha"]["files"].append(
+        {"filename": "alpha-0.5-py2.7.egg", "url": "../../files/alpha-0.5-py2.7.egg", "hashes": {}}
+    )
+    assert run_sync(database, index).exit_code == 0
+    assert versions(database, "alpha") == ["2.0", "2.1rc1"]
+
+
 def test_unknown_project_is_an_error(database, index):
     (database / "sync.toml").write_text('schema = 1\nsince = 2026-01-01\npackages = ["nope"]\n')
     result = run_sync(database, index)

@@ -18,19 +18,16 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .._versions import spec_text
-from ..knowledge.conditions import UNKNOWN, Condition
+from .._versions import overlap, spec_text
+from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
 from ..knowledge.model import Component, Release, Rule, Source
 from ..sources.stack import Stack
-from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts
+from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
 
 __all__ = ["check_stack"]
-
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "the NVIDIA driver", "rocm": "ROCm", "compute_capability": "compute capability"}
-
 
 def check_stack(
     stack: Stack,
@@ -66,7 +63,7 @@ def check_stack(
         findings=findings,
         packages=packages,
         resolved=resolved,
-        strict=stack.strict if strict is None else (strict or stack.strict),
+        strict=bool(strict) or stack.strict,
         resolution_ok=resolution.ok,
     )
     report.suppress(tuple(stack.ignore) + tuple(ignore))
@@ -98,7 +95,6 @@ class _Checker:
         self.db = db
         self.findings: list[Finding] = []
         self.provider = provider
-        self.releases: dict[str, Release] = {}
 
     # -- helpers -------------------------------------------------------------
 
@@ -187,8 +183,7 @@ class _Checker:
                 spec = component.options.get(option)
                 if spec is None or not spec.values:
                     continue
-                text = str(value).lower() if not isinstance(value, bool) else ("true" if value else "false")
-                if text not in spec.values:
+                if value_text(value) not in spec.values:
                     self.add(
                         f"option-value:{package}:{option}",
                         "warning",
@@ -208,7 +203,6 @@ class _Checker:
             release = self.release_of(name, version)
             if release is None:
                 continue
-            self.releases[name] = release
             extras = self.stack.packages[name].extras if name in self.stack.packages else frozenset()
             needs = self.provider.dependencies(release)
             for extra in sorted(extras):
@@ -233,20 +227,12 @@ class _Checker:
     def _who(self, release: Release) -> str:
         return f"{release.package} {release.version}"
 
-    def _layer_words(self, need: Need) -> str:
-        if need.origin == "metadata":
-            return "its package metadata"
-        if need.origin == "rule":
-            return f"rule {need.rule}"
-        return "a curated entry of the database"
-
     def virtual_edge(self, need: Need, release: Release) -> None:
         key = need.name[len(VIRTUAL_PREFIX):]
-        facts = StackFacts(self.stack, {})
-        value = facts.version(key)
+        value = self.provider.facts.version(key)
         if value is UNKNOWN:
             return
-        label = _LABELS[key]
+        label = LABELS[key]
         if value is None:
             ok, have = False, f"the stack has no {label}"
         else:
@@ -299,7 +285,7 @@ class _Checker:
                 return  # reported as an unknown release of the stack's range
             if self.provider.known_versions(target, both):
                 return
-        elif not allowed.to_range().intersection(need.specifier.to_range()).is_empty:
+        elif overlap(allowed, need.specifier):
             return
         self.broken(
             need, release, f"the stack's {target}{spec_text(allowed)} admits no such release", spec_text(allowed)
@@ -327,8 +313,7 @@ class _Checker:
             for second, b in needs[i + 1:]:
                 if a.package == b.package:
                     continue
-                meet = first.specifier.to_range().intersection(second.specifier.to_range())
-                if meet.is_empty:
+                if not overlap(first.specifier, second.specifier):
                     self.add(
                         f"conflict:{target}",
                         "error",
@@ -400,7 +385,7 @@ class _Checker:
             if test.kind == "package":
                 out.append(test.key)
             elif test.kind == "version":
-                out.append({"compute_capability": "gpu"}.get(test.key, test.key))
+                out.append(VIRTUAL_LABELS[virtual_name(test.key)])
             elif test.kind in ("choice", "count") and test.key.startswith("gpu"):
                 out.append("gpu")
         return out
@@ -457,7 +442,7 @@ class _Checker:
         for cause in resolution.causes:
             who = str(cause.parent) if cause.parent is not None else "the stack"
             parts.append(f"{who} requires {cause.requirement}")
-        names = tuple(dict.fromkeys(c.requirement.name.lstrip("_") for c in resolution.causes))
+        names = tuple(dict.fromkeys(VIRTUAL_LABELS.get(c.requirement.name, c.requirement.name) for c in resolution.causes))
         self.add(
             "unresolvable",
             "error",

@@ -15,6 +15,7 @@ from typing import Any
 from packaging.version import Version
 
 from .._versions import spec_text
+from ..knowledge.conditions import LABELS
 from ..knowledge.database import Database
 from ..sources.stack import Stack
 from .facts import VIRTUAL_PREFIX
@@ -36,7 +37,7 @@ class Step:
     source: str | None = None
 
     def text(self) -> str:
-        return f"{self.who} requires {self.what}" if self.who != "fact" else self.what
+        return f"{self.who} requires {self.what}"
 
     def to_dict(self) -> dict[str, Any]:
         data = {"who": self.who, "requires": self.what, "origin": self.origin}
@@ -75,8 +76,7 @@ class Derivation:
 
 
 def _label(name: str) -> str:
-    return {"__python": "Python", "__cuda": "CUDA", "__driver": "the NVIDIA driver", "__rocm": "ROCm",
-            "__compute_capability": "compute capability"}.get(name, name)
+    return LABELS.get(name[len(VIRTUAL_PREFIX):], name) if name.startswith(VIRTUAL_PREFIX) else name
 
 
 def _what(need: Need) -> str:

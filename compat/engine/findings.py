@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -94,6 +93,8 @@ class Report:
         """Mark findings whose ID matches one of `patterns` (shell-style) as suppressed."""
         if not patterns:
             return
+        import fnmatch  # only when something is ignored
+
         self.findings = [
             f._replace(suppressed=True) if any(fnmatch.fnmatchcase(f.id, p) for p in patterns) else f
             for f in self.findings

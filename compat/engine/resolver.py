@@ -21,6 +21,7 @@ from resolvelib import AbstractProvider, BaseReporter, Resolver
 from resolvelib.resolvers import RequirementInformation, ResolutionImpossible, ResolutionTooDeep
 
 from .._names import normalize
+from .._versions import overlap
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database
 from ..knowledge.model import Release
@@ -206,7 +207,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if candidate.version is None:
             if candidate.within is None:
                 return True
-            return not requirement.specifier.to_range().intersection(candidate.within.to_range()).is_empty
+            return overlap(requirement.specifier, candidate.within)
         return requirement.specifier.contains(candidate.version, prereleases=True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
@@ -330,17 +331,13 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = spec.specifier
         else:
             allowed = SpecifierSet()
-        if component is None:
-            return []
-        versions = [v for v in component.newest_first() if not releases[v].is_yanked]
-        if spec is not None:
-            versions = [v for v in versions if allowed.contains(v, prereleases=True)]
-        versions = self._prerelease_policy(versions, [allowed] + [n.specifier for n in needs])
+        versions = self.known_versions(name, allowed, [n.specifier for n in needs])
         if spec is not None and not versions:
             # The stack asks for releases the database does not hold: judge
             # nothing about them rather than report a false conflict.
             return [Candidate(name, None, extras, within=spec.specifier)]
         if name in self.near:
+            assert component is not None
             ordered = component.versions()
             anchor = self.near[name]
             position = {v: i for i, v in enumerate(ordered)}
@@ -348,14 +345,21 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             versions = sorted(versions, key=lambda v: (abs(position[v] - here), -position[v]))
         return [Candidate(name, v, extras, releases[v]) for v in versions]
 
-    def known_versions(self, name: str, specifier: SpecifierSet) -> list[Version]:
+    def known_versions(
+        self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = ()
+    ) -> list[Version]:
         """Releases of `name` in the database that `specifier` admits, newest
-        first, under the pre-release policy."""
+        first, without yanked ones, under the pre-release policy (which the
+        specifiers in `also` take part in)."""
         component = self.db.component(name)
         if component is None:
             return []
-        versions = [v for v, r in component.releases.items() if not r.is_yanked and specifier.contains(v, prereleases=True)]
-        return sorted(self._prerelease_policy(versions, [specifier]), reverse=True)
+        releases = component.releases
+        versions = [
+            v for v in component.newest_first()
+            if not releases[v].is_yanked and specifier.contains(v, prereleases=True)
+        ]
+        return self._prerelease_policy(versions, [specifier, *also])
 
     def _prerelease_policy(self, versions: list[Version], specifiers: list[SpecifierSet]) -> list[Version]:
         """Pre-releases only when asked for (a specifier names one, or --pre),
@@ -364,10 +368,6 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return versions
         finals = [v for v in versions if not v.is_prerelease]
         return finals or versions
-
-
-class _Reporter(BaseReporter):  # type: ignore[type-arg]
-    pass
 
 
 def stack_needs(stack: Stack) -> list[Need]:
@@ -381,14 +381,13 @@ def resolve(
     *,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     pre: bool = False,
-    needs: Iterable[Need] | None = None,
     near: Mapping[str, Version] | None = None,
 ) -> Resolution:
     """Resolve the stack's packages and the tracked packages they need."""
     provider = StackProvider(stack, db, pre=pre, near=near)
-    resolver: Resolver[Need, Candidate, str] = Resolver(provider, _Reporter())
+    resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
     try:
-        result = resolver.resolve(list(needs) if needs is not None else stack_needs(stack), max_rounds=max_rounds)
+        result = resolver.resolve(stack_needs(stack), max_rounds=max_rounds)
     except ResolutionImpossible as exc:
         return Resolution(False, {}, list(exc.causes), provider.gaps, provider)
     except ResolutionTooDeep:

@@ -16,6 +16,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from .._names import normalize
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database
 from ..sources.stack import PackageSpec, Stack
@@ -68,14 +69,12 @@ def _direction(old: Version | None, new: Version) -> str:
 
 
 def _index_distance(db: Database, name: str, old: Version | None, new: Version) -> int:
+    """How many releases of `name` the move crosses (at least one)."""
     component = db.component(name)
     if component is None or old is None:
         return 1
-    ordered = component.versions()
-    try:
-        return abs(ordered.index(new) - ordered.index(old))
-    except ValueError:
-        return abs(len([v for v in ordered if min(old, new) < v <= max(old, new)])) or 1
+    low, high = min(old, new), max(old, new)
+    return max(1, sum(1 for v in component.releases if low < v <= high))
 
 
 def _relax(stack: Stack, names: tuple[str, ...]) -> list[tuple[Stack, dict[str, str]]]:
@@ -169,7 +168,7 @@ def _moves(stack: Stack, versions: dict[str, Any], group: tuple[str, ...], db: D
             continue
         for dependency in release.dependencies:
             requirement = dependency.requirement
-            target = requirement.name.lower().replace("_", "-")
+            target = normalize(requirement.name)
             pins = [s.version for s in requirement.specifier if s.operator == "=="]
             if not pins or target in stack.packages or target not in versions:
                 continue

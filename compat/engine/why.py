@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -61,25 +62,22 @@ def constraints_on(target: str, db: Database, stack: Stack | None = None) -> Why
     for component in db.components():
         if component.name == target:
             continue
-        groups: dict[tuple[str, str, str], list[Version]] = {}
+        groups: dict[tuple[SpecifierSet, str, str], list[Version]] = {}
         for version in component.versions():
             release = component.releases[version]
             for dependency in release.dependencies:
                 requirement = dependency.requirement
                 if canonicalize_name(requirement.name) != target:
                     continue
-                key = (spec_text(requirement.specifier) or "(any version)", str(requirement.marker or ""), dependency.layer)
+                key = (requirement.specifier, str(requirement.marker or ""), dependency.layer)
                 groups.setdefault(key, []).append(version)
         for (spec, marker, layer), versions in sorted(groups.items(), key=lambda item: item[1][0]):
-            constraint = Constraint(f"{component.name} {_ranges(versions)}", f"{target}{spec if spec != '(any version)' else ''}" or target, layer, marker)
+            constraint = Constraint(f"{component.name} {_ranges(versions)}", f"{target}{spec_text(spec)}", layer, marker)
             if stack is not None:
-                picked = chosen.get(component.name)
-                constraint.binds = picked in versions
+                constraint.binds = chosen.get(component.name) in versions
                 have = chosen.get(target)
                 if constraint.binds and have is not None:
-                    from packaging.specifiers import SpecifierSet
-
-                    constraint.holds = SpecifierSet(spec if spec != "(any version)" else "").contains(have, prereleases=True)
+                    constraint.holds = spec.contains(have, prereleases=True)
             report.constraints.append(constraint)
         for rule in component.rules:
             tests = [t for c in (rule.when, rule.require) if c is not None for t in c.walk()]

@@ -4,11 +4,15 @@ and errors that name the file and the dotted key."""
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._names import did_you_mean
 from ..errors import DatabaseError
+
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
 
 
 class Table:
@@ -91,11 +95,9 @@ class Table:
 
     def identifier(self, seen: dict[str, Any] | set[str], what: str) -> str:
         """The table's ``id``: present, well-formed, and not in `seen`."""
-        import re
-
         value = self.text("id", required=True)
         assert value is not None
-        if not re.match(r"^[a-z0-9][a-z0-9.\-_]*$", value):
+        if not _ID.match(value):
             raise self.error(f"invalid ID {value!r} (lower-case letters, digits, . - _)", "id")
         if value in seen:
             raise self.error(f"duplicate {what} ID {value!r}", "id")

@@ -57,7 +57,7 @@ _MODEL_TEXT = ("name", "family", "checkpoint_dtype")
 _MODEL_NUMBER = ("head_dim",)
 _ALL_KEYS = (*VERSION_KEYS, *_CHOICE_KEYS, "gpu_count", "packages", "options", "model", "env", "any", "all", "not")
 
-_LABELS = {
+LABELS = {
     "python": "Python",
     "cuda": "CUDA",
     "driver": "NVIDIA driver",
@@ -112,7 +112,8 @@ def option_key(name: str) -> str:
     return name.strip().lstrip("-").replace("_", "-").lower()
 
 
-def _value_text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """How option and property values compare: lower-case text, booleans as true/false."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value).strip().lower()
@@ -210,12 +211,12 @@ class Test(NamedTuple):
             value = facts.option(self.key)
             if value is None:
                 return False
-            return _value_text(value) in self.choices
+            return value_text(value) in self.choices
         if kind == "model-text":
             value = facts.model(self.key)
             if value is None:
                 return UNKNOWN
-            return _value_text(value) in self.choices
+            return value_text(value) in self.choices
         if kind == "model-number":
             value = facts.model(self.key)
             if value is None:
@@ -241,9 +242,9 @@ class Test(NamedTuple):
     def describe(self) -> str:
         kind = self.kind
         if kind == "version":
-            return f"{_LABELS[self.key]} {_spec_text(self.specifier)}"
+            return f"{LABELS[self.key]} {_spec_text(self.specifier)}"
         if kind == "choice":
-            return f"{_LABELS[self.key]} is {' or '.join(self.choices)}"
+            return f"{LABELS[self.key]} is {' or '.join(self.choices)}"
         if kind == "count":
             assert self.number is not None
             return f"GPU count is {self.number.describe()}"
@@ -336,7 +337,7 @@ def _choices(value: Any, key: str) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     if not items or not all(isinstance(v, (str, bool, int)) for v in items):
         raise ConditionError("expected a value or a non-empty list of values", key)
-    return tuple(_value_text(v) for v in items)
+    return tuple(value_text(v) for v in items)
 
 
 def _number(value: Any, key: str) -> NumberBound:

@@ -13,6 +13,7 @@ reads three components, however large the database grows.
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 
@@ -200,9 +201,7 @@ class Database:
         return component
 
 
-def _date_or_none(text: str):  # type: ignore[no-untyped-def]
-    import datetime as _dt
-
+def _date_or_none(text: str) -> _dt.date | None:
     try:
         return _dt.date.fromisoformat(text[:10])
     except ValueError:

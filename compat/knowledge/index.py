@@ -26,8 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from packaging.metadata import parse_email
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import Version
 
 from ..errors import PackageIndexError
 
@@ -138,9 +144,11 @@ class IndexClient:
         out = []
         for entry in page["files"]:
             try:
-                out.append(_file(entry, url))
+                file = _file(entry, url)
             except (KeyError, TypeError, ValueError):
                 raise PackageIndexError(f"{url}: malformed file entry {str(entry)[:80]!r}") from None
+            if file is not None:
+                out.append(file)
         return out
 
     # -- metadata -------------------------------------------------------------
@@ -275,7 +283,7 @@ def _read_member(wheel: zipfile.ZipFile, file: IndexFile) -> str:
     return _text(wheel.read(names[0]), file.url)
 
 
-def _file(entry: dict[str, Any], page: str) -> IndexFile:
+def _file(entry: dict[str, Any], page: str) -> IndexFile | None:
     filename = entry["filename"]
     if filename.endswith(".whl"):
         try:
@@ -283,7 +291,10 @@ def _file(entry: dict[str, Any], page: str) -> IndexFile:
         except InvalidWheelFilename:
             raise ValueError(filename) from None
     else:
-        version = _sdist_version(filename)
+        try:
+            _, version = parse_sdist_filename(filename)
+        except InvalidSdistFilename:
+            return None  # an egg, an installer: not something pip installs from here
     metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
     yanked = entry.get("yanked", False)
     return IndexFile(
@@ -296,18 +307,6 @@ def _file(entry: dict[str, Any], page: str) -> IndexFile:
         sha256=(entry.get("hashes") or {}).get("sha256"),
         size=entry.get("size") if isinstance(entry.get("size"), int) else None,
     )
-
-
-def _sdist_version(filename: str) -> Version:
-    stem = filename
-    for suffix in (".tar.gz", ".zip", ".tar.bz2", ".tgz"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    try:
-        return Version(stem.rsplit("-", 1)[1])
-    except (IndexError, InvalidVersion):
-        raise ValueError(filename) from None
 
 
 def _preferred_wheel(files: list[IndexFile]) -> IndexFile:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .._names import normalize
 from ..errors import CompatError
 from .catalog import GpuCatalog, lookup_key
 from .database import Database
@@ -91,7 +92,7 @@ def lint_database(db: Database) -> list[Problem]:
                 add(release.file, f"release {release.version}.requires_dist", f"invalid requirement {line!r}: {reason}")
             for dependency in release.curated:
                 target = dependency.requirement.name
-                if target.lower().replace("_", "-") not in names:
+                if normalize(target) not in names:
                     add(release.file, f"release {release.version}.requires",
                         f"names {target!r}, which the database does not track")
         if component.kind == "application" and not component.releases:

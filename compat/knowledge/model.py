@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -16,13 +17,6 @@ from .conditions import Condition
 
 _NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
-
-
-_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def _normalize_extra(name: str) -> str:
-    return _SEPARATORS.sub("-", name).lower()
 
 
 __all__ = ["Source", "OptionSpec", "Dependency", "Release", "Rule", "Component", "SEVERITIES", "RULE_KINDS"]
@@ -198,7 +192,7 @@ class Release:
         """Every requirement: declared (metadata) ones first, then curated ones."""
         if self._parsed is None:
             declared = tuple(Dependency(Requirement(text), "metadata") for text in self.requires_dist)
-            declared = tuple(d for d in declared if _normalize_extra(d.requirement.name) not in self.relaxed)
+            declared = tuple(d for d in declared if canonicalize_name(d.requirement.name) not in self.relaxed)
             self._parsed = declared + self.curated
         return self._parsed
 
@@ -217,10 +211,10 @@ class Release:
         for text in self.requires_dist:
             if "extra" in text:
                 named = _EXTRA.findall(text)
-                if named and not any(_normalize_extra(e) in extras for e in named):
+                if named and not any(canonicalize_name(e) in extras for e in named):
                     continue
             head = _NAME.match(text)
-            name = _normalize_extra(head.group(0).strip()) if head is not None else ""
+            name = canonicalize_name(head.group(0).strip()) if head is not None else ""
             if name in self.relaxed or (wanted is not None and head is not None and not wanted(name)):
                 continue
             requirement = cache.get(text)
