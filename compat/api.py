@@ -20,12 +20,14 @@ def check(
     database: Database | None = None,
     strict: bool | None = None,
     ignore: tuple[str, ...] | list[str] = (),
+    require_known: bool | None = None,
 ) -> Report:
     """Check a stack (a stack.toml path, a mapping of its tables, or a `Stack`).
 
     Returns a `Report`; raises a `CompatError` subclass for input that cannot
     be used (the command line's exit 2). `strict` makes warnings fail too;
-    `ignore` suppresses findings by ID (shell-style patterns allowed).
+    `ignore` suppresses findings by ID (shell-style patterns allowed);
+    `require_known` makes a release the database does not hold an error.
 
     >>> report = check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
     >>> report.ok
@@ -34,4 +36,4 @@ def check(
     db = database if database is not None else Database.load()
     if not isinstance(stack, Stack):
         stack = load_stack(stack, db)
-    return check_stack(stack, db, strict=strict, ignore=ignore)
+    return check_stack(stack, db, strict=strict, ignore=ignore, require_known=require_known)

@@ -47,10 +47,13 @@ _db_option = click.option(
 @click.argument("stack", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option("--require-known", is_flag=True,
+              help="A release or build the database does not hold is an error, not a warning.")
 @click.option("--ignore", "ignore", multiple=True, metavar="ID", help="Suppress a finding by ID (repeatable; * and ? allowed).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
-def check(stack: str, fmt: str, strict: bool, ignore: tuple[str, ...], max_rounds: int, db_path: str | None) -> None:
+def check(stack: str, fmt: str, strict: bool, require_known: bool, ignore: tuple[str, ...], max_rounds: int,
+          db_path: str | None) -> None:
     """Check STACK (a stack.toml): exit 0 if it works, 1 if not, 2 if the input is bad."""
     import gc
 
@@ -64,7 +67,8 @@ def check(stack: str, fmt: str, strict: bool, ignore: tuple[str, ...], max_round
     try:
         db = Database.load(db_path)
         loaded = load_stack(stack, db)
-        report = check_stack(loaded, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds)
+        report = check_stack(loaded, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
+                             require_known=require_known or None)
     except CompatError as exc:
         _fail(exc)
     if fmt == "json":

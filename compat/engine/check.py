@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections import defaultdict
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
 from ..knowledge.model import Component, Release, Rule, Source
 from ..sources.stack import Stack
+from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
@@ -37,6 +39,7 @@ def check_stack(
     ignore: tuple[str, ...] | list[str] = (),
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     suggest_fixes: bool = True,
+    require_known: bool | None = None,
 ) -> Report:
     """Check `stack` against `db` and return the report (nothing is printed).
 
@@ -44,12 +47,14 @@ def check_stack(
     (if it cannot) and suggests the smallest changes that make it work.
     """
     resolution = resolve(stack, db, max_rounds=max_rounds)
-    checker = _Checker(stack, db, resolution.provider)
+    checker = _Checker(stack, db, resolution.provider, bool(require_known) or stack.require_known)
     versions = checker.assign(resolution)
     checker.stack_findings()
+    checker.machine()
     checker.edges(versions)
     checker.rules(versions)
     checker.statuses(versions)
+    checker.installs(versions)
     checker.gaps(resolution)
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
@@ -90,11 +95,12 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 
 class _Checker:
-    def __init__(self, stack: Stack, db: Database, provider: StackProvider) -> None:
+    def __init__(self, stack: Stack, db: Database, provider: StackProvider, require_known: bool = False) -> None:
         self.stack = stack
         self.db = db
         self.findings: list[Finding] = []
         self.provider = provider
+        self.require_known = require_known
 
     # -- helpers -------------------------------------------------------------
 
@@ -140,6 +146,24 @@ class _Checker:
             versions[name] = known[0] if known else None
         return versions
 
+    @property
+    def unknown_severity(self) -> str:
+        return "error" if self.require_known else "warning"
+
+    @staticmethod
+    def skipped(component: Component) -> str:
+        """What a check cannot judge of a release the database does not hold."""
+        rules = [r for r in component.rules if r.kind in ("requirement", "lockstep")]
+        options = sorted({t.key for r in component.rules for t in r.when.walk() if t.kind == "option"})
+        parts = ["its own requirements"]
+        if component.builds:
+            parts.append("its builds")
+        if rules:
+            parts.append(f"{len(rules)} requirement rule{'s' if len(rules) != 1 else ''}")
+        if options:
+            parts.append(f"the rules on its options ({', '.join(options)})")
+        return "not checked: " + ", ".join(parts)
+
     # -- 3: the stack file itself ------------------------------------------------
 
     def stack_findings(self) -> None:
@@ -147,12 +171,23 @@ class _Checker:
             component = self.db.component(name)
             if spec.pinned is not None or component is None or not component.releases:
                 continue
-            if not self.provider.known_versions(name, spec.specifier):
+            if self.provider.known_versions(name, spec.specifier, installable=False) and not self.provider.known_versions(name, spec.specifier):
+                self.add(
+                    f"wheel:{name}",
+                    "error",
+                    f"no release of {name} that {name}{spec_text(spec.specifier)} admits has a wheel for CPython "
+                    f"{self.stack.system.python} on {self.stack.system.platform}"
+                    + (f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""),
+                    (name, "python"),
+                    "platform",
+                    "metadata",
+                )
+            elif not self.provider.known_versions(name, spec.specifier, installable=False):
                 self.add(
                     f"unknown-release:{name}",
-                    "warning",
+                    self.unknown_severity,
                     f"the database holds no release of {name} that {name}{spec_text(spec.specifier)} admits; "
-                    "its requirements are not checked",
+                    f"{self.skipped(component)}",
                     (name,),
                     "unknown-release",
                     "metadata",
@@ -212,12 +247,36 @@ class _Checker:
                     continue  # judged with the rule's own message in rules()
                 if need.is_virtual:
                     self.virtual_edge(need, release)
+                elif self.nonexistent(need, release):
+                    continue
                 elif need.name in versions:
                     self.package_edge(need, release, versions)
                 else:
                     wanted[need.name].append((need, release))
         for target, needs in sorted(wanted.items()):
             self.shared_target(target, needs)
+
+    def nonexistent(self, need: Need, release: Release) -> bool:
+        """A requirement that only a release absent from the index would meet:
+        no installer can install `release`. Reported, and True."""
+        component = self.db.component(need.name)
+        if component is None or component.index_versions is None:
+            return False
+        if any(need.specifier.contains(v, prereleases=True) for v in (*component.index_versions, *component.releases)):
+            return False
+        self.add(
+            f"missing:{release.package}=={release.version}:{need.name}",
+            "error",
+            f"{self._who(release)} requires {need.name}{spec_text(need.specifier)}, and the index has no such release "
+            f"of {need.name} (its snapshot of {component.snapshot_taken} lists every release): no installer can install "
+            f"{self._who(release)}",
+            (release.package, need.name),
+            "existence",
+            need.origin,
+            self._source(need, release),
+            requirement=f"{need.name}{spec_text(need.specifier)}",
+        )
+        return True
 
     def _source(self, need: Need, release: Release, field: str = "Requires-Dist") -> Source | str | None:
         if need.origin == "metadata":
@@ -335,10 +394,39 @@ class _Checker:
             component = self.db.component(name)
             if component is None:
                 continue
+            if component.snapshot_index is not None and version is not None and component.release(version) is None:
+                # A release the index snapshot does not hold: nothing says the
+                # rules of the releases around it hold for it (statuses says so).
+                continue
             scoped = facts.for_component(component)
             for rule in component.rules:
-                if rule.covers(version):
+                if not rule.covers(version):
+                    continue
+                if rule.kind == "lockstep":
+                    self.lockstep(rule, component, version, versions)
+                else:
                     self.rule(rule, component, version, scoped)
+
+    def lockstep(self, rule: Rule, component: Component, version: Version | None,
+                 versions: dict[str, Version | None]) -> None:
+        if version is None or rule.when.evaluate(StackFacts(self.stack, versions, component)) is not True:
+            return
+        for partner in rule.partners:
+            theirs = versions.get(partner)
+            if theirs is None or rule.in_step(version, theirs):
+                continue
+            same = "version" if rule.same == "version" else "major.minor version"
+            self.add(
+                rule.id,
+                rule.severity,
+                f"{component.name} {version} and {partner} {theirs} must have the same {same}: {rule.message}",
+                (component.name, partner),
+                "lockstep",
+                "curated",
+                rule.source,
+                requirement=f"{partner}=={version.public if rule.same == 'version' else '.'.join(map(str, version.release[:2])) + '.*'}",
+                found=str(theirs),
+            )
 
     def rule(self, rule: Rule, component: Component, version: Version | None, facts: StackFacts) -> None:
         when = rule.when.evaluate(facts)
@@ -399,15 +487,7 @@ class _Checker:
                 continue
             release = component.release(version)
             if release is None:
-                if name in self.stack.packages:
-                    self.add(
-                        f"unknown-release:{name}=={version}",
-                        "warning",
-                        f"the database has no record of {name} {version}; its own requirements are not checked",
-                        (name,),
-                        "unknown-release",
-                        "metadata",
-                    )
+                self.unknown_release(component, version)
                 continue
             if release.is_yanked:
                 self.add(f"yanked:{name}=={version}", "warning", f"{name} {version} was yanked from the index",
@@ -422,6 +502,121 @@ class _Checker:
                     release.layer,
                     release.source,
                 )
+
+    def unknown_release(self, component: Component, version: Version) -> None:
+        """A version the database holds no record of: absent from the index,
+        newer than the snapshot, or outside the snapshot's window."""
+        name = component.name
+        if name not in self.stack.packages or not component.releases:
+            return
+        exists = component.exists(version)
+        taken = component.snapshot_taken
+        if exists is False:
+            self.add(
+                f"missing:{name}=={version}",
+                "error",
+                f"{name} {version} does not exist on the index (its snapshot of {taken} lists every release); "
+                f"the newest is {max(component.index_versions or component.releases)}",
+                (name,),
+                "existence",
+                "metadata",
+                self.db.metadata_source(component.releases[component.newest_first()[0]], "release list"),
+            )
+            return
+        if exists is None and component.index_versions is not None and taken is not None:
+            age = (_dt.date.today() - taken).days
+            why = (f"{name} {version} is newer than every release in the database's snapshot, taken {taken} "
+                   f"({age} day{'s' if age != 1 else ''} ago; `compat db sync` refreshes it)")
+        else:
+            why = f"the database has no record of {name} {version}"
+        self.add(
+            f"unknown-release:{name}=={version}",
+            self.unknown_severity,
+            f"{why}; {self.skipped(component)}",
+            (name,),
+            "unknown-release",
+            "metadata",
+        )
+
+    # -- 3: what really gets installed --------------------------------------------
+
+    def machine(self) -> None:
+        """The stack's own CUDA against its driver."""
+        system = self.stack.system
+        if system.cuda is None or system.driver is None:
+            return
+        floor = self.db.driver_floor(system.cuda)
+        if floor is not None and system.driver < floor[0]:
+            self.add(
+                f"driver:cuda-{system.cuda.major}",
+                "error",
+                f"CUDA {system.cuda} needs NVIDIA driver {floor[0]} or newer; the stack has {system.driver_written or system.driver} "
+                "(an older one fails with \"The NVIDIA driver on your system is too old\")",
+                ("cuda", "driver"),
+                "requirement",
+                "curated",
+                floor[1],
+                requirement=f"driver>={floor[0]}",
+                found=str(system.driver),
+            )
+
+    def installs(self, versions: dict[str, Version | None]) -> None:
+        """Each release's wheels against the platform and glibc, and the build
+        the stack installs against its CUDA, driver, accelerator and GPU."""
+        platform = Platform(self.stack.system)
+        floors: list[tuple[tuple[int, int], str]] = []
+        for name, version in sorted(versions.items()):
+            release = self.release_of(name, version)
+            component = self.db.component(name)
+            if release is None or component is None:
+                continue
+            who = self._who(release)
+            fit = wheel_fit(release, platform)
+            if fit.installable is False:
+                glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
+                self.add(
+                    f"wheel:{name}=={version}",
+                    "error",
+                    f"{who} has no wheel for CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}: "
+                    f"its wheels are for {', '.join(fit.platforms)}",
+                    (name, "python"),
+                    "platform",
+                    "metadata",
+                    self.db.metadata_source(release, "wheel tags"),
+                    found=", ".join(fit.platforms),
+                )
+            elif fit.glibc is not None and self.stack.system.glibc is None:
+                floors.append((fit.glibc, who))
+            spec = self.stack.packages.get(name)
+            selected, problem = select_build(component, release, spec, self.stack)
+            if problem is not None:
+                self.add(f"build:{name}=={version}", self.unknown_severity,
+                         f"{problem}; its CUDA, driver and architectures are not checked", (name,),
+                         "unknown-release", "curated")
+            if selected is not None:
+                self.build(release, selected)
+        if floors:
+            need, who = max(floors)
+            self.add(
+                "glibc:unknown",
+                "info",
+                f"the stack does not give [system] glibc; {who}'s wheels need glibc {need[0]}.{need[1]} or newer "
+                "(an older Linux installs no wheel of it)",
+                (who.split()[0],),
+                "platform",
+                "metadata",
+            )
+
+    def build(self, release: Release, selected: Selected) -> None:
+        build, how = selected
+        name, version = release.package, release.version
+        who = f"{name} {version}" + (f"+{build.label}" if build.label and how == "label" else "")
+        inferred = f" ({build.note})" if build.layer == "metadata" and build.note else ""
+        source: Source | str = self.db.metadata_source(release) if build.layer == "metadata" else build.source
+        for problem in judge_build(build, self.stack, self.db):
+            self.add(f"{problem.kind}:{name}=={version}", problem.severity,
+                     f"{who} installs {build.describe()}{inferred}{problem.text}", (name, *problem.components),
+                     "build", build.layer, source, build=build.id, **problem.details)
 
     def gaps(self, resolution: Resolution) -> None:
         for gap in resolution.gaps:

@@ -26,6 +26,7 @@ from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database
 from ..knowledge.model import Release
 from ..sources.stack import Stack
+from .builds import Platform, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
 
 __all__ = ["Need", "Candidate", "Gap", "Resolution", "resolve", "DEFAULT_MAX_ROUNDS"]
@@ -133,6 +134,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         # smallest move), rather than newest first.
         self.near = dict(near or {})
         self.environment = stack.system.marker_environment()
+        self.platform = Platform(stack.system)
+        self._fits: dict[tuple[str, Version], bool] = {}
         self.facts = StackFacts(stack, {})
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
@@ -285,6 +288,11 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return False
         if any(need.specifier.contains(v, prereleases=True) for v in component.newest_first()):
             return True
+        if component.index_versions is not None and not any(
+            need.specifier.contains(v, prereleases=True) for v in component.index_versions
+        ):
+            # Not a gap in the database: no such release exists, so nothing can install it.
+            return True
         if (need.name, str(need)) not in self._gap_keys:
             self._gap_keys.add((need.name, str(need)))
             self.gaps.append(Gap(need.name, need))
@@ -297,6 +305,9 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         facts = self.facts.for_component(component)
         needs = []
         for rule in component.rules:
+            if rule.kind == "lockstep" and rule.covers(release.version):
+                needs.extend(self._lockstep_needs(rule, release, parent))
+                continue
             if rule.kind != "requirement" or rule.require is None or not rule.covers(release.version):
                 continue
             if rule.when.mentions_packages() or rule.when.evaluate(facts) is not True:
@@ -310,6 +321,38 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                 if need.is_virtual or self._relevant(need):
                     needs.append(need)
         return needs
+
+    def _lockstep_needs(self, rule: Any, release: Release, parent: str) -> list[Need]:
+        """A partner the stack names must move with this release (one it does
+        not name may be absent, which a requirement cannot say)."""
+        version = release.version
+        if rule.same == "minor":
+            specifier = SpecifierSet(f"=={version.release[0]}.{version.release[1] if len(version.release) > 1 else 0}.*")
+        else:
+            specifier = SpecifierSet(f"=={version.public}")
+        return [
+            Need(partner, specifier, parent=parent, origin="rule", rule=rule.id, source=rule.source)
+            for partner in rule.partners
+            if partner in self.stack.packages
+        ]
+
+    def installable(self, release: Release) -> bool:
+        """Whether `release` can run on this stack: an installer would take one
+        of its wheels (True when the snapshot records no wheel tags), and the
+        build it installs fits the stack's CUDA, driver and GPU. Ranges resolve
+        among these only, so a suggestion never proposes a release without a
+        build for the machine."""
+        key = (release.package, release.version)
+        fits = self._fits.get(key)
+        if fits is None:
+            fits = wheel_fit(release, self.platform).installable is not False
+            component = self.db.component(release.package)
+            if fits and component is not None:
+                selected, _ = select_build(component, release, self.stack.packages.get(release.package), self.stack)
+                if selected is not None:
+                    fits = not any(p.severity == "error" for p in judge_build(selected.build, self.stack, self.db))
+            self._fits[key] = fits
+        return fits
 
     def _candidates(self, name: str, extras: frozenset[str], needs: list[Need]) -> list[Candidate]:
         if name.startswith(VIRTUAL_PREFIX):
@@ -346,11 +389,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         return [Candidate(name, v, extras, releases[v]) for v in versions]
 
     def known_versions(
-        self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = ()
+        self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = True
     ) -> list[Version]:
         """Releases of `name` in the database that `specifier` admits, newest
         first, without yanked ones, under the pre-release policy (which the
-        specifiers in `also` take part in)."""
+        specifiers in `also` take part in), and, as an installer would, only
+        those with a wheel for the stack's platform (unless `installable` is False)."""
         component = self.db.component(name)
         if component is None:
             return []
@@ -358,6 +402,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         versions = [
             v for v in component.newest_first()
             if not releases[v].is_yanked and specifier.contains(v, prereleases=True)
+            and (not installable or self.installable(releases[v]))
         ]
         return self._prerelease_policy(versions, [specifier, *also])
 

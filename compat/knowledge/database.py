@@ -29,7 +29,9 @@ from .catalog import Gpu, GpuCatalog
 from .conditions import Condition, ConditionError, parse_condition
 from .model import (
     DEFAULT_SEVERITY,
+    LOCKSTEP,
     RULE_KINDS,
+    Build,
     SEVERITIES,
     Component,
     Dependency,
@@ -67,6 +69,7 @@ class Database:
         self._sources_text: str | None = None
         self._source_blocks: dict[str, str] = {}
         self._names: set[str] | None = None
+        self._drivers: dict[int, tuple[Version, str]] | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -109,6 +112,15 @@ class Database:
         if self._catalog is None:
             self._catalog = GpuCatalog.load(os.path.join(self.root, "gpus.toml"))
         return self._catalog
+
+    def driver_floors(self) -> dict[int, tuple[Version, str]]:
+        """CUDA major -> the oldest NVIDIA driver (Linux) it runs on, and the source ID (``cuda.toml``)."""
+        if self._drivers is None:
+            self._drivers = _load_drivers(os.path.join(self.root, "cuda.toml"))
+        return self._drivers
+
+    def driver_floor(self, cuda: Version) -> tuple[Version, str] | None:
+        return self.driver_floors().get(cuda.major)
 
     @property
     def sources(self) -> dict[str, Source]:
@@ -195,10 +207,46 @@ class Database:
                 raise DatabaseError(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
             component.snapshot_taken = _date_or_none(header["taken"])
             component.snapshot_index = header["index"]
+            component.tracked = header.get("tracked", True) is not False
+            listed = header.get("versions")
+            if listed is not None:
+                component.index_versions = _index_versions(listed, snapshot_path)
             for release in releases:
                 curated = component.releases.get(release.version)
                 component.releases[release.version] = _overlay(release, curated) if curated else release
         return component
+
+
+def _load_drivers(path: str) -> dict[int, tuple[Version, str]]:
+    if not os.path.exists(path):
+        return {}
+    data, _ = _toml.load(path, error=DatabaseError)
+    root = Table(data, path, "")
+    root.only(["schema", "driver"])
+    out: dict[int, tuple[Version, str]] = {}
+    for table in root.tables("driver"):
+        table.only(["cuda", "linux", "source"])
+        major = table.text("cuda", required=True)
+        if not major or not major.isdigit():
+            raise table.error(f"expected a CUDA major release such as \"13\", got {major!r}", "cuda")
+        if int(major) in out:
+            raise table.error(f"CUDA {major} is listed twice", "cuda")
+        floor = _version(table, "linux", required=True)
+        assert floor is not None
+        out[int(major)] = (floor, table.text("source", required=True))  # type: ignore[assignment]
+    return out
+
+
+def _index_versions(listed: object, path: str) -> frozenset[Version]:
+    if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+        raise DatabaseError("expected a list of version strings", file=path, line=1, key="versions")
+    out = set()
+    for text in listed:
+        try:
+            out.add(Version(text))
+        except InvalidVersion:
+            continue  # the index lists it, no installer can ask for it by a PEP 440 specifier
+    return frozenset(out)
 
 
 def _date_or_none(text: str) -> _dt.date | None:
@@ -287,7 +335,7 @@ def _parse_component(path: str, name: str) -> Component:
     file = path
     data, _ = _toml.load(path, error=DatabaseError)
     root = Table(data, file, "")
-    root.only(["schema", "component", "options", "release", "rule"])
+    root.only(["schema", "component", "options", "release", "rule", "build"])
     if data.get("schema", SCHEMA) != SCHEMA:
         raise root.error(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", "schema")
     head = root.table("component")
@@ -361,7 +409,7 @@ def _parse_component(path: str, name: str) -> Component:
 
     seen: set[str] = set()
     for table in root.tables("rule"):
-        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in"])
+        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same"])
         rule_id = table.identifier(seen, "rule")
         seen.add(rule_id)
         kind = table.choice("kind", RULE_KINDS, "requirement")
@@ -370,6 +418,12 @@ def _parse_component(path: str, name: str) -> Component:
             raise table.error("a requirement rule needs a non-empty require table", "require")
         if kind != "requirement" and require is not None:
             raise table.error(f"only requirement rules have require (this is a {kind})", "require")
+        partners = tuple(normalize(p) for p in table.strings("with"))
+        same = table.choice("same", LOCKSTEP, "version") if kind == "lockstep" else None
+        if kind == "lockstep" and not partners:
+            raise table.error("a lockstep rule names the packages that move with this one", "with")
+        if kind != "lockstep" and ("with" in table.data or "same" in table.data):
+            raise table.error(f"only lockstep rules have with and same (this is a {kind})", "with" if "with" in table.data else "same")
         component.rules.append(
             Rule(
                 id=rule_id,
@@ -383,8 +437,73 @@ def _parse_component(path: str, name: str) -> Component:
                 source=table.text("source", required=True),  # type: ignore[arg-type]
                 fixed_in=_version(table, "fixed_in"),
                 file=file,
+                partners=partners,
+                same=same,
             )
         )
+
+    builds: set[str] = set()
+    for table in root.tables("build"):
+        component.builds.append(_parse_build(table, name, builds))
     return component
+
+
+ACCELERATOR_KINDS = ("cuda", "rocm", "cpu")
+
+
+def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
+    from ..sources.stack import PLATFORMS
+    from .model import parse_arch
+
+    table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
+                "exact", "needs_gpu", "source", "note"])
+    build_id = table.identifier(seen, "build")
+    seen.add(build_id)
+    accelerator = table.choice("accelerator", ACCELERATOR_KINDS, "cuda")
+    cuda = _version(table, "cuda")
+    rocm = _version(table, "rocm")
+    if accelerator == "cuda" and cuda is None:
+        raise table.error("a CUDA build needs cuda = \"12.8\" (the CUDA it was built with)", "cuda")
+    if accelerator == "rocm" and rocm is None:
+        raise table.error("a ROCm build needs rocm = \"6.4\"", "rocm")
+    if accelerator != "cuda" and cuda is not None:
+        raise table.error(f"cuda is for CUDA builds, this is a {accelerator} build", "cuda")
+    if accelerator != "rocm" and rocm is not None:
+        raise table.error(f"rocm is for ROCm builds, this is a {accelerator} build", "rocm")
+    platforms = table.strings("platforms")
+    for index, platform in enumerate(platforms):
+        if platform not in PLATFORMS:
+            raise table.error(f"unknown platform {platform!r} (one of {', '.join(PLATFORMS)})", f"platforms[{index}]")
+    archs = table.strings("archs")
+    for index, arch in enumerate(archs):
+        try:
+            parse_arch(arch)
+        except ValueError as exc:
+            raise table.error(str(exc), f"archs[{index}]") from None
+    if archs and accelerator != "cuda":
+        raise table.error("archs are CUDA compute capabilities: only CUDA builds have them", "archs")
+    ptx = table.text("ptx")
+    label = table.text("label")
+    if label is not None and not re.fullmatch(r"[a-z0-9]+(?:[.][a-z0-9]+)*", label):
+        raise table.error(f"invalid local version label {label!r} (such as \"cu128\" or \"rocm6.4\")", "label")
+    note = table.text("note")
+    return Build(
+        id=build_id,
+        package=name,
+        releases=_specifier(table, "releases", "") or SpecifierSet(),
+        index=table.text("index", "pypi") or "pypi",
+        accelerator=accelerator,
+        source=table.text("source", required=True),  # type: ignore[arg-type]
+        label=label,
+        cuda=cuda,
+        rocm=rocm,
+        platforms=platforms,
+        archs=archs,
+        ptx=_version(table, "ptx") if ptx is not None else None,
+        exact=table.boolean("exact"),
+        needs_gpu=table.boolean("needs_gpu", accelerator != "cpu"),
+        note=note,
+        file=table.file,
+    )
 
 

@@ -111,6 +111,9 @@ def lint_database(db: Database) -> list[Problem]:
                     add(file, f"{key}.fixed_in", "only known issues have fixed_in")
                 elif rule.covers(rule.fixed_in):
                     add(file, f"{key}.fixed_in", f"{rule.fixed_in} is inside the affected range {rule.releases}")
+            for partner in rule.partners:
+                if partner not in names:
+                    add(file, f"{key}.with", f"names {partner!r}, which the database does not track")
             for condition in (rule.when, rule.require):
                 if condition is None:
                     continue
@@ -127,6 +130,23 @@ def lint_database(db: Database) -> list[Problem]:
                         for value in test.choices:
                             if value not in architectures:
                                 add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
+    build_ids: dict[str, str] = {}
+    for component in (c for c in (db.component(n) for n in sorted(names)) if c is not None):
+        for build in component.builds:
+            key = f"build {build.id}"
+            if build.id in build_ids:
+                add(build.file, key, f"ID also used in {build_ids[build.id]}")
+            build_ids[build.id] = build.file or component.name
+            cite(build.file, f"{key}.source", build.source)
+            if component.releases and not any(build.covers(v) for v in component.releases):
+                add(build.file, f"{key}.releases", f"{build.releases} covers no release of {component.name} in the database")
+    try:
+        floors = db.driver_floors()
+    except CompatError as exc:
+        add(exc.file, exc.key, exc.message)
+        floors = {}
+    for major, (_, source) in sorted(floors.items()):
+        cite(os.path.join(db.root, "cuda.toml"), f"driver {major}.source", source)
     for source_id in sorted(set(sources) - cited):
         add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}", "is cited by no fact")
     return problems

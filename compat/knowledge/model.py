@@ -19,12 +19,14 @@ _NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
 
 
-__all__ = ["Source", "OptionSpec", "Dependency", "Release", "Rule", "Component", "SEVERITIES", "RULE_KINDS"]
+__all__ = ["Source", "OptionSpec", "Dependency", "Release", "Rule", "Build", "Component", "SEVERITIES", "RULE_KINDS"]
 
 SEVERITIES = ("error", "warning", "info")
-RULE_KINDS = ("requirement", "known-issue", "behaviour-change", "note")
+RULE_KINDS = ("requirement", "lockstep", "known-issue", "behaviour-change", "note")
+LOCKSTEP = ("version", "minor")
 DEFAULT_SEVERITY = {
     "requirement": "error",
+    "lockstep": "error",
     "known-issue": "warning",
     "behaviour-change": "warning",
     "note": "info",
@@ -98,7 +100,8 @@ class Release:
 
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
-        "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache",
+        "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache", "_tags",
+        "_metadata_known",
     )
 
     def __init__(
@@ -137,6 +140,8 @@ class Release:
         self._wheels: tuple[dict[str, Any], ...] | Callable[[], list[dict[str, Any]]] = wheels or ()
         self._parsed: tuple[Dependency, ...] | None = None
         self._cache: dict[str, Requirement] = {}
+        self._tags: tuple[str, ...] = ()
+        self._metadata_known = True
 
     def __repr__(self) -> str:
         return f"Release({self.package!r}, {str(self.version)!r}, status={self.status!r}, layer={self.layer!r})"
@@ -151,6 +156,8 @@ class Release:
         self._requires_python = SpecifierSet(text) if text else None
         if self._date is None and entry.get("uploaded"):
             self._date = _dt.date.fromisoformat(entry["uploaded"][:10])
+        self._tags = tuple(entry.get("tags", ()))
+        self._metadata_known = entry.get("metadata") != "unknown"
 
     @property
     def date(self) -> _dt.date | None:
@@ -171,6 +178,21 @@ class Release:
     def requires_dist(self) -> tuple[str, ...]:
         self._decode()
         return self._requires_dist
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The wheel tags of the release on the index (``cp312-cp312-manylinux_2_28_x86_64``),
+        as the snapshot records them; empty when unknown (a curated release)."""
+        self._decode()
+        return self._tags
+
+    @property
+    def metadata_known(self) -> bool:
+        """False for a release whose requirements the index does not state
+        (an sdist with dynamic or pre-2.2 metadata): its empty Requires-Dist
+        means "unknown", never "no requirements"."""
+        self._decode()
+        return self._metadata_known
 
     @property
     def wheels(self) -> tuple[dict[str, Any], ...]:
@@ -247,11 +269,100 @@ class Rule(NamedTuple):
     source: str
     fixed_in: Version | None = None
     file: str | None = None
+    partners: tuple[str, ...] = ()  # lockstep rules: the packages that move with this one
+    same: str | None = None  # lockstep rules: "version" or "minor"
 
     def covers(self, version: Version | None) -> bool:
         if version is None:
             return False
         return self.releases.contains(version, prereleases=True)
+
+    def in_step(self, mine: Version, theirs: Version) -> bool:
+        """Whether a partner's version moves in step with this component's (lockstep rules).
+
+        >>> rule = Rule("r", "a", "lockstep", SpecifierSet(), Condition(), None, "error", "", "s", same="minor")
+        >>> rule.in_step(Version("0.32.1"), Version("0.32.0")), rule.in_step(Version("0.32.1"), Version("0.33.0"))
+        (True, False)
+        """
+        if self.same == "minor":
+            return mine.release[:2] == theirs.release[:2]
+        return Version(mine.public) == Version(theirs.public)
+
+
+_ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)$")
+
+
+def parse_arch(text: str) -> tuple[Version, str]:
+    """``"9.0a"`` -> (9.0, "a"): a compute capability and its suffix
+    (``a``: architecture-specific, runs only there; ``f``: family-specific).
+
+    >>> parse_arch("12.0f")
+    (<Version('12.0')>, 'f')
+    """
+    match = _ARCH.match(text.strip())
+    if match is None:
+        raise ValueError(f"not an architecture: {text!r} (write it as \"9.0\", \"9.0a\" or \"12.0f\")")
+    return Version(f"{match.group(1)}.{match.group(2)}"), match.group(3)
+
+
+class Build(NamedTuple):
+    """One build of some releases of a package: the wheels one index serves
+    for them, what they were built with, and the GPUs they carry kernels for."""
+
+    id: str
+    package: str
+    releases: SpecifierSet
+    index: str  # "pypi", or a PyTorch index variant (cu128, rocm6.4, cpu)
+    accelerator: str  # cuda, rocm, cpu
+    source: str
+    label: str | None = None  # the local version label of its wheels (+cu128)
+    cuda: Version | None = None
+    rocm: Version | None = None
+    platforms: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ()
+    ptx: Version | None = None
+    exact: bool = False
+    needs_gpu: bool = True  # False for a build that also runs on the CPU (torch's CUDA builds)
+    note: str | None = None
+    file: str | None = None
+    layer: str = "curated"  # or "metadata": inferred from the release's own pins
+
+    def covers(self, version: Version) -> bool:
+        return self.releases.contains(Version(version.public), prereleases=True)
+
+    def serves(self, capability: Version) -> bool:
+        """Whether the build has kernels a GPU of this compute capability can run.
+
+        Kernels (SASS) for sm_XY run on sm_XZ with Z >= Y (binary compatibility
+        within a major), unless the build selects kernels by exact architecture
+        or the kernel is architecture-specific (``9.0a``); PTX runs on any newer GPU.
+
+        >>> b = Build("b", "p", SpecifierSet(), "pypi", "cuda", "s", archs=("8.0", "9.0a"))
+        >>> b.serves(Version("8.6")), b.serves(Version("9.0")), b.serves(Version("10.0"))
+        (True, True, False)
+        """
+        if not self.archs:
+            return True
+        for text in self.archs:
+            arch, suffix = parse_arch(text)
+            if arch == capability:
+                return True
+            if not self.exact and suffix != "a" and arch.major == capability.major and arch.minor <= capability.minor:
+                return True
+        return self.ptx is not None and capability >= self.ptx
+
+    def describe(self) -> str:
+        """``the package index's CUDA 13.0 build``, ``the cu128 build (CUDA 12.8)``"""
+        what = f"CUDA {self.cuda}" if self.cuda else (f"ROCm {self.rocm}" if self.rocm else "CPU")
+        if self.index == "pypi":
+            return f"the package index's {what} build"
+        return f"the {self.index} build ({what})"
+
+    def arch_text(self) -> str:
+        parts = ["sm_" + a.replace(".", "") for a in self.archs]
+        if self.ptx is not None:
+            parts.append(f"PTX {self.ptx}")
+        return ", ".join(parts)
 
 
 @dataclass
@@ -265,9 +376,13 @@ class Component:
     options: dict[str, OptionSpec] = field(default_factory=dict)
     releases: dict[Version, Release] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    builds: list[Build] = field(default_factory=list)
     file: str | None = None
     snapshot_taken: _dt.date | None = None
     snapshot_index: str | None = None
+    # Every version the index listed when the snapshot was taken (None: not recorded).
+    index_versions: frozenset[Version] | None = None
+    tracked: bool = True
     _newest_first: list[Version] | None = field(default=None, repr=False, compare=False)
 
     def release(self, version: Version) -> Release | None:
@@ -275,6 +390,21 @@ class Component:
 
     def versions(self) -> list[Version]:
         return sorted(self.releases)
+
+    def exists(self, version: Version) -> bool | None:
+        """Whether the index has this version (local labels aside); None when
+        the snapshot does not record the index's whole list, or the version
+        is newer than the snapshot and may have been released since."""
+        public = Version(version.public)
+        if public in self.releases:
+            return True
+        if self.index_versions is None:
+            return None
+        if public in self.index_versions:
+            return True
+        if not self.index_versions or public > max(self.index_versions):
+            return None
+        return False
 
     def newest_first(self) -> list[Version]:
         """Release versions, newest first (cached: releases do not change once loaded)."""

@@ -42,17 +42,19 @@ ACCELERATORS = ("cuda", "rocm", "mps", "cpu")
 
 _TABLES = {
     "stack": ("name", "description", "schema"),
-    "system": ("python", "platform", "cuda", "rocm", "driver"),
+    "system": ("python", "platform", "cuda", "rocm", "driver", "glibc", "index"),
     "hardware": ("gpu", "compute_capability", "count", "accelerator"),
     "packages": None,  # package names
     "options": None,  # package names, then option names
     "model": ("name", "family", "head_dim", "checkpoint_dtype"),
     "env": None,  # variable names
-    "compat": ("ignore", "strict"),
+    "compat": ("ignore", "strict", "require_known"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
 _PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _DOTTED = re.compile(r"^\d+(\.\d+)*$")
+_VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
+_INDEX = re.compile(r"^(pypi|cpu|cu\d{3}|rocm\d+(\.\d+)*)$")
 
 
 class System(NamedTuple):
@@ -62,6 +64,8 @@ class System(NamedTuple):
     rocm: Version | None = None
     driver: Version | None = None
     driver_written: str | None = None
+    glibc: Version | None = None
+    index: str = "pypi"  # where builds come from: the package index, or a PyTorch index variant (cu128, rocm6.4, cpu)
 
     def marker_environment(self) -> dict[str, str]:
         """The PEP 508 environment that package markers are evaluated in."""
@@ -96,6 +100,7 @@ class PackageSpec(NamedTuple):
     extras: frozenset[str] = frozenset()
     external: bool = False
     written: str = ""
+    build: str | None = None  # a local version label (+cu128): selects that build
 
     @property
     def pinned(self) -> Version | None:
@@ -128,6 +133,7 @@ class Stack:
     env: dict[str, str] = field(default_factory=dict)
     ignore: tuple[str, ...] = ()
     strict: bool = False
+    require_known: bool = False
     name: str | None = None
     description: str | None = None
     path: str | None = None
@@ -223,7 +229,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     options, unknown_options = _options(read.table(data, "options"), read, db, packages)
     model = _model(read.table(data, "model"), read)
     env = _env(read.table(data, "env"), read)
-    ignore, strict = _compat(read.table(data, "compat"), read)
+    ignore, strict, require_known = _compat(read.table(data, "compat"), read)
     return Stack(
         system=system,
         hardware=hardware,
@@ -233,6 +239,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         env=env,
         ignore=ignore,
         strict=strict,
+        require_known=require_known,
         name=head.get("name"),
         description=head.get("description"),
         path=path,
@@ -263,7 +270,22 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
     if cuda is not None and rocm is not None:
         raise read.error("a stack targets CUDA or ROCm, not both", where, "rocm")
     written = str(table["driver"]).strip() if driver is not None else None
-    return System(python=python, platform=platform, cuda=cuda, rocm=rocm, driver=driver, driver_written=written)
+    glibc = read.version(table["glibc"], where, "glibc", "2.35") if "glibc" in table else None
+    if glibc is not None and not platform.startswith("linux"):
+        raise read.error(f"glibc is for Linux platforms; the platform is {platform}", where, "glibc")
+    if glibc is not None and (glibc.major != 2 or len(glibc.release) != 2):
+        raise read.error(f"expected a GNU C library version such as \"2.35\", got {table['glibc']!r}", where, "glibc")
+    index = table.get("index", "pypi")
+    if not isinstance(index, str) or not _INDEX.match(index):
+        raise read.error(
+            f"expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", got {index!r}",
+            where,
+            "index",
+        )
+    if index.startswith("cu") and rocm is not None or index.startswith("rocm") and cuda is not None:
+        raise read.error(f"index {index!r} contradicts the stack's {'ROCm' if rocm is not None else 'CUDA'}", where, "index")
+    return System(python=python, platform=platform, cuda=cuda, rocm=rocm, driver=driver, driver_written=written,
+                  glibc=glibc, index=index)
 
 
 def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: System) -> Hardware:
@@ -329,17 +351,32 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
         accelerator = "rocm"
     else:
         accelerator = "cpu"
+    # A CUDA toolkit on an AMD card (or ROCm on an NVIDIA one) is no stack at all.
+    platform_stack = "cuda" if system.cuda is not None else ("rocm" if system.rocm is not None else None)
+    if platform_stack is not None and accelerator in ("cuda", "rocm", "mps") and accelerator != platform_stack:
+        device = f"the {gpu.name} is an {_VENDOR_NAMES[gpu.vendor]} GPU" if gpu is not None else f"the accelerator is {accelerator}"
+        raise read.error(
+            f"{device}, but [system] {platform_stack} says the stack runs on {_VENDOR_NAMES[platform_stack]}",
+            where,
+            "gpu" if gpu is not None else "accelerator",
+        )
     return Hardware(gpu=gpu, compute_capability=compute_capability, count=count, accelerator=accelerator)
 
 
-def _specifier(value: str, read: _Reader, key: str) -> SpecifierSet:
+def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str | None]:
+    """The entry's specifier, and the local version label of a pin
+    (``2.10.0+cu130``, as pip freeze prints it), which selects a build."""
     text = value.strip()
     if text in ("", "*"):
-        return SpecifierSet()
+        return SpecifierSet(), None
+    if text.startswith("==") and "*" not in text and "," not in text:
+        text = text[2:].strip()
     try:
-        return SpecifierSet(f"=={Version(text)}")
+        version = Version(text)
     except InvalidVersion:
         pass
+    else:
+        return SpecifierSet(f"=={version.public}"), version.local
     try:
         specifier = SpecifierSet(text)
     except InvalidSpecifier:
@@ -350,7 +387,7 @@ def _specifier(value: str, read: _Reader, key: str) -> SpecifierSet:
         ) from None
     if specifier.to_range().is_empty:
         raise read.error(f"{value!r} admits no version at all", ("packages",), key)
-    return specifier
+    return specifier, None
 
 
 def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[dict[str, PackageSpec], tuple[str, ...]]:
@@ -393,7 +430,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
             )
         if not isinstance(version, str):
             raise read.error(f"expected a version or specifier string, got {_kind(version)}", where, key)
-        specifier = _specifier(version, read, key)
+        specifier, build = _specifier(version, read, key)
         if name not in known and not external:
             guess = nearest(name, known, cutoff=0.8)
             if guess is not None:
@@ -403,7 +440,9 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
                     key,
                 )
             untracked.append(name)
-        packages[name] = PackageSpec(name=name, specifier=specifier, extras=extras, external=external, written=version)
+        packages[name] = PackageSpec(
+            name=name, specifier=specifier, extras=extras, external=external, written=version, build=build
+        )
     return packages, tuple(untracked)
 
 
@@ -461,11 +500,14 @@ def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
     return env
 
 
-def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool]:
+def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool, bool]:
     ignore = table.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(i, str) for i in ignore):
         raise read.error("expected a list of finding IDs (strings)", ("compat",), "ignore")
-    strict = table.get("strict", False)
-    if not isinstance(strict, bool):
-        raise read.error(f"expected true or false, got {_kind(strict)}", ("compat",), "strict")
-    return tuple(ignore), strict
+    flags = []
+    for key in ("strict", "require_known"):
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise read.error(f"expected true or false, got {_kind(value)}", ("compat",), key)
+        flags.append(value)
+    return tuple(ignore), flags[0], flags[1]

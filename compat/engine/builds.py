@@ -1,0 +1,279 @@
+"""What a stack will really install: which build of each release, and whether
+its wheels, its CUDA and its kernels fit the machine.
+
+A release on the index is not one artifact. Its wheels carry platform tags
+(``manylinux_2_34_x86_64``: Linux on x86-64 with glibc 2.34 or newer), and a
+package such as torch is built several times, once per CUDA (or ROCm)
+version, each build with kernels for a list of GPU architectures. The
+database records builds (``[[build]]`` tables) with their sources; this
+module picks the build an installer would take for a stack and says what
+does not fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag, compatible_tags, cpython_tags, parse_tag
+from packaging.version import InvalidVersion, Version
+
+from ..knowledge.model import Build, Component, Release
+
+if TYPE_CHECKING:
+    from ..knowledge.database import Database
+from ..sources.stack import PackageSpec, Stack, System
+
+__all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge_build", "metadata_cuda", "wheel_fit"]
+
+
+# -- wheel tags --------------------------------------------------------------
+
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(\w+)$")
+_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+_MACHINE = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64"}
+_MAC = {"macos-arm64": ("arm64", "universal2"), "macos-x86_64": ("x86_64", "intel", "universal", "universal2")}
+
+
+class Platform(NamedTuple):
+    """The tags a stack's interpreter and platform accept, as an installer's."""
+
+    system: System
+
+    @property
+    def python(self) -> tuple[int, int]:
+        release = self.system.python.release
+        return release[0], release[1]
+
+    def glibc_of(self, platform_tag: str) -> tuple[int, int] | None | bool:
+        """The glibc a Linux wheel needs, False if the tag is not for this
+        platform, None if it has no floor (``linux_x86_64``, ``any``)."""
+        name = self.system.platform
+        if platform_tag == "any":
+            return None
+        if name in _MACHINE:
+            machine = _MACHINE[name]
+            match = _MANYLINUX.match(platform_tag)
+            if match is not None:
+                return (int(match.group(1)), int(match.group(2))) if match.group(3) == machine else False
+            for legacy, floor in _LEGACY.items():
+                if platform_tag == f"{legacy}_{machine}":
+                    return floor
+            return None if platform_tag == f"linux_{machine}" else False
+        if name in _MAC:
+            parts = platform_tag.split("_")
+            return None if parts[0] == "macosx" and parts[-1] in _MAC[name] else False
+        return None if platform_tag == "win_amd64" else False
+
+    def accepts(self, tag: Tag) -> tuple[int, int] | None | bool:
+        """False if an installer on this stack would not take a wheel with
+        `tag`; otherwise the glibc it needs (None: none)."""
+        floor = self.glibc_of(tag.platform)
+        if floor is False:
+            return False
+        if self.system.glibc is not None and floor is not None and floor > self.system.glibc.release[:2]:
+            return False
+        if (tag.interpreter, tag.abi) not in _interpreters(self.python):
+            return False
+        return floor
+
+
+@functools.lru_cache(maxsize=16)
+def _interpreters(python: tuple[int, int]) -> frozenset[tuple[str, str]]:
+    """(interpreter, abi) pairs CPython `python` accepts, as packaging.tags orders them."""
+    cp = f"cp{python[0]}{python[1]}"
+    tags: Iterable[Tag] = list(cpython_tags(python, [cp], ["x"])) + list(compatible_tags(python, cp, ["x"]))
+    return frozenset((t.interpreter, t.abi) for t in tags)
+
+
+class WheelFit(NamedTuple):
+    """How a release's wheels fit a stack's interpreter and platform."""
+
+    installable: bool | None  # None: the snapshot records no wheel tags
+    glibc: tuple[int, int] | None  # the lowest glibc among the wheels that fit (None: no floor or not Linux)
+    platforms: tuple[str, ...]  # the platform tags the release has wheels for (for messages)
+
+
+def wheel_fit(release: Release, platform: Platform) -> WheelFit:
+    tags = release.tags
+    if not tags:
+        return WheelFit(None, None, ())
+    floors = []
+    seen: dict[str, None] = {}
+    for text in tags:
+        try:
+            parsed = parse_tag(text)
+        except ValueError:
+            continue
+        for tag in parsed:
+            seen.setdefault(tag.platform, None)
+            fit = platform.accepts(tag)
+            if fit is False:
+                continue
+            floors.append(fit)
+    if not floors:
+        return WheelFit(False, None, tuple(seen))
+    if any(f is None for f in floors):
+        return WheelFit(True, None, tuple(seen))
+    return WheelFit(True, min(f for f in floors if f is not None), tuple(seen))
+
+
+# -- builds --------------------------------------------------------------------
+
+
+class Selected(NamedTuple):
+    """The build of a release a stack installs, and how compat knows it."""
+
+    build: Build
+    how: str  # "label", "index", "default", "metadata"
+
+
+_CUDA_PIN = re.compile(r"^(?:nvidia-cuda-runtime|nvidia-cuda-nvrtc|cuda-toolkit|cuda-runtime)(?:-cu(\d+))?$")
+
+
+def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Version, str] | None:
+    """The CUDA a release's wheels were built with, where its own metadata pins
+    the CUDA runtime (``cuda-toolkit==13.0.2``, ``nvidia-cuda-runtime-cu12==12.8.90``),
+    with the line that says so."""
+    for text in release.requires_dist:
+        if "cuda" not in text:
+            continue
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        name = requirement.name.lower().replace("_", "-")
+        match = _CUDA_PIN.match(name)
+        if match is None:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({**environment, "extra": ""}):
+            continue
+        pinned = [s for s in requirement.specifier if s.operator in ("==", "===")]
+        if pinned:
+            try:
+                version = Version(pinned[0].version.rstrip(".*"))
+            except InvalidVersion:
+                continue
+            return Version(f"{version.major}.{version.minor}"), f"{requirement.name}{requirement.specifier}"
+        if match.group(1):
+            # nvidia-cuda-runtime-cu12 with a range: CUDA 12, minor unknown
+            return Version(str(int(match.group(1)[:2]))), f"{requirement.name}{requirement.specifier}"
+    return None
+
+
+def select_build(
+    component: Component, release: Release, spec: PackageSpec | None, stack: Stack
+) -> tuple[Selected | None, str | None]:
+    """The build of `release` the stack installs, or None, and a problem
+    (a label or index variant the database does not know for the release).
+
+    A local version label in the stack's pin chooses the build; otherwise the
+    stack's ``[system] index``; otherwise the package index's own wheels. What
+    the release's own metadata pins (its CUDA runtime) counts as a build when
+    the database lists none for the index.
+    """
+    version = release.version
+    builds = [b for b in component.builds if b.covers(version)]
+    label = spec.build if spec is not None else None
+    if label is not None:
+        chosen = [b for b in builds if b.label == label]
+        if chosen:
+            return Selected(chosen[0], "label"), None
+        if builds:
+            return None, f"the database knows no build of {component.name} {version} labelled +{label}"
+        return None, None
+    index = stack.system.index
+    if index != "pypi":
+        chosen = [b for b in builds if b.index == index]
+        if chosen:
+            return Selected(chosen[0], "index"), None
+        if any(b.index != "pypi" for b in builds):
+            return None, f"the database knows no {index} build of {component.name} {version}"
+    chosen = [b for b in builds if b.index == "pypi" and _on_platform(b, stack)]
+    if chosen:
+        return Selected(chosen[0], "default"), None
+    found = metadata_cuda(release, stack.system.marker_environment())
+    if found is not None:
+        cuda, line = found
+        build = Build(
+            id=f"{component.name}.index-metadata",
+            package=component.name,
+            releases=SpecifierSet(f"=={version}"),
+            index="pypi",
+            accelerator="cuda",
+            source=f"metadata:{component.name}=={version}",
+            cuda=cuda,
+            needs_gpu=False,
+            note=f"its metadata pins {line}",
+            layer="metadata",
+        )
+        return Selected(build, "metadata"), None
+    return None, None
+
+
+def _on_platform(build: Build, stack: Stack) -> bool:
+    return not build.platforms or stack.system.platform in build.platforms
+
+
+class Problem(NamedTuple):
+    """What does not fit between a build and a stack: the finding's kind,
+    severity, the end of its message, the components it involves."""
+
+    kind: str
+    severity: str
+    text: str
+    components: tuple[str, ...]
+    details: dict[str, Any]
+
+
+def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
+    """Every way `build` does not fit the stack: accelerator, CUDA, driver,
+    GPU architecture, platform. Errors first; a build that errs cannot run."""
+    system, hardware = stack.system, stack.hardware
+    out: list[Problem] = []
+    accelerator = hardware.accelerator
+    if build.accelerator == "cuda" and (system.rocm is not None or accelerator == "rocm"):
+        return [Problem("accelerator", "error", ", which runs on NVIDIA GPUs; the stack runs on ROCm", ("gpu",), {})]
+    if build.accelerator == "rocm" and (system.cuda is not None or accelerator == "cuda"):
+        return [Problem("accelerator", "error", ", which runs on AMD GPUs; the stack runs on CUDA", ("gpu",), {})]
+    if build.accelerator == "cuda" and build.needs_gpu and accelerator in ("cpu", "mps"):
+        device = "no GPU" if accelerator == "cpu" else "an Apple GPU"
+        return [Problem("accelerator", "error", f", which needs an NVIDIA GPU; the stack has {device}", ("gpu",), {})]
+    if build.accelerator == "cpu" and accelerator in ("cuda", "rocm"):
+        return [Problem("accelerator", "warning", ": it will not use the stack's GPU", ("gpu",), {})]
+    if build.cuda is not None:
+        if system.cuda is not None and build.cuda.major != system.cuda.major:
+            out.append(Problem(
+                "build-cuda", "error",
+                f"; the stack says CUDA {system.cuda} (a CUDA {build.cuda.major} build loads libcudart.so.{build.cuda.major})",
+                ("cuda",), {"requirement": f"cuda=={build.cuda}", "found": str(system.cuda)},
+            ))
+        floor = db.driver_floor(build.cuda)
+        # A build of the stack's own CUDA major is judged once, with the stack's CUDA.
+        own = system.cuda is not None and system.cuda.major == build.cuda.major
+        if floor is not None and system.driver is not None and not own and system.driver < floor[0]:
+            out.append(Problem(
+                "driver", "error",
+                f", which needs NVIDIA driver {floor[0]} or newer; the stack has {system.driver_written or system.driver}",
+                ("driver",), {"requirement": f"driver>={floor[0]}", "found": str(system.driver)},
+            ))
+    capability = hardware.compute_capability
+    if build.archs and capability is not None and accelerator == "cuda" and not build.serves(capability):
+        gpu = hardware.gpu.name if hardware.gpu is not None else "the GPU"
+        sm = "sm_" + str(capability).replace(".", "")
+        out.append(Problem(
+            "arch", "error",
+            f", which carries kernels for {build.arch_text()} only; {gpu} is {sm} "
+            "(it fails with \"no kernel image is available for execution on the device\")",
+            ("gpu",), {"found": sm},
+        ))
+    if build.platforms and system.platform not in build.platforms:
+        out.append(Problem(
+            "build-platform", "error",
+            f", which has wheels for {', '.join(build.platforms)} only; the stack is {system.platform}", ("python",), {},
+        ))
+    return out
