@@ -23,7 +23,7 @@ from .._versions import overlap, spec_text
 from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
 from ..knowledge.model import Component, Release, Rule, Source
-from ..sources.stack import Stack
+from ..sources.stack import PackageSpec, Stack
 from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
@@ -59,7 +59,7 @@ def check_stack(
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
     findings = sorted(_unique(checker.findings), key=lambda f: (SEVERITY_ORDER[f.severity], f.id))
-    packages = {name: _shown(versions.get(name), spec.written) for name, spec in stack.packages.items()}
+    packages = {name: _shown(versions.get(name), spec) for name, spec in stack.packages.items()}
     resolved = {
         name: str(v) for name, v in sorted(versions.items()) if name not in stack.packages and v is not None
     }
@@ -83,8 +83,10 @@ def check_stack(
     return report
 
 
-def _shown(version: Version | None, written: str) -> str:
-    return str(version) if version is not None else written
+def _shown(version: Version | None, spec: PackageSpec) -> str:
+    if version is None:
+        return spec.written
+    return f"{version}+{spec.build}" if spec.build else str(version)
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
