@@ -13,13 +13,10 @@ does not fit.
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.tags import Tag, compatible_tags, cpython_tags, parse_tag
 from packaging.version import InvalidVersion, Version
 
 from ..knowledge.model import Build, Component, Release
@@ -33,7 +30,6 @@ __all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge
 
 # -- wheel tags --------------------------------------------------------------
 
-_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(\w+)$")
 _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 _MACHINE = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64"}
 _MAC = {"macos-arm64": ("arm64", "universal2"), "macos-x86_64": ("x86_64", "intel", "universal", "universal2")}
@@ -57,9 +53,9 @@ class Platform(NamedTuple):
             return None
         if name in _MACHINE:
             machine = _MACHINE[name]
-            match = _MANYLINUX.match(platform_tag)
-            if match is not None:
-                return (int(match.group(1)), int(match.group(2))) if match.group(3) == machine else False
+            parts = platform_tag.split("_", 3)  # manylinux_2_28_x86_64
+            if parts[0] == "manylinux" and len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
+                return (int(parts[1]), int(parts[2])) if parts[3] == machine else False
             for legacy, floor in _LEGACY.items():
                 if platform_tag == f"{legacy}_{machine}":
                     return floor
@@ -69,25 +65,35 @@ class Platform(NamedTuple):
             return None if parts[0] == "macosx" and parts[-1] in _MAC[name] else False
         return None if platform_tag == "win_amd64" else False
 
-    def accepts(self, tag: Tag) -> tuple[int, int] | None | bool:
+    def accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
         """False if an installer on this stack would not take a wheel with
-        `tag`; otherwise the glibc it needs (None: none)."""
-        floor = self.glibc_of(tag.platform)
+        this tag; otherwise the glibc it needs (None: none)."""
+        floor = self.glibc_of(platform_tag)
         if floor is False:
             return False
         if self.system.glibc is not None and floor is not None and floor > self.system.glibc.release[:2]:
             return False
-        if (tag.interpreter, tag.abi) not in _interpreters(self.python):
+        if (interpreter, abi) not in _interpreters(self.python):
             return False
         return floor
 
 
 @functools.lru_cache(maxsize=16)
 def _interpreters(python: tuple[int, int]) -> frozenset[tuple[str, str]]:
-    """(interpreter, abi) pairs CPython `python` accepts, as packaging.tags orders them."""
-    cp = f"cp{python[0]}{python[1]}"
-    tags: Iterable[Tag] = list(cpython_tags(python, [cp], ["x"])) + list(compatible_tags(python, cp, ["x"]))
-    return frozenset((t.interpreter, t.abi) for t in tags)
+    """The (interpreter, abi) pairs of wheel tags CPython `python` installs:
+    its own ABI, the stable ABI of CPython 3.2 up to it, and pure-Python
+    tags of its version and older ones (the order packaging.tags gives them
+    does not matter here, only the set). Written out rather than taken from
+    packaging.tags, whose import (logging, platform, subprocess) would cost
+    a check more than the whole tag test."""
+    major, minor = python
+    cp = f"cp{major}{minor}"
+    pairs = {(cp, cp), (cp, "none"), (f"py{major}", "none")}
+    for older in range(minor, -1, -1):
+        pairs.add((f"py{major}{older}", "none"))
+        if older >= 2:
+            pairs.add((f"cp{major}{older}", "abi3"))
+    return frozenset(pairs)
 
 
 class WheelFit(NamedTuple):
@@ -105,16 +111,17 @@ def wheel_fit(release: Release, platform: Platform) -> WheelFit:
     floors = []
     seen: dict[str, None] = {}
     for text in tags:
-        try:
-            parsed = parse_tag(text)
-        except ValueError:
+        parts = text.split("-")
+        if len(parts) != 3:
             continue
-        for tag in parsed:
-            seen.setdefault(tag.platform, None)
-            fit = platform.accepts(tag)
-            if fit is False:
-                continue
-            floors.append(fit)
+        # compressed tag sets (cp38.cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64) expand to their product
+        for interpreter in parts[0].split("."):
+            for abi in parts[1].split("."):
+                for platform_tag in parts[2].split("."):
+                    seen.setdefault(platform_tag, None)
+                    fit = platform.accepts(interpreter, abi, platform_tag)
+                    if fit is not False:
+                        floors.append(fit)
     if not floors:
         return WheelFit(False, None, tuple(seen))
     if any(f is None for f in floors):
@@ -132,7 +139,19 @@ class Selected(NamedTuple):
     how: str  # "label", "index", "default", "metadata"
 
 
-_CUDA_PIN = re.compile(r"^(?:nvidia-cuda-runtime|nvidia-cuda-nvrtc|cuda-toolkit|cuda-runtime)(?:-cu(\d+))?$")
+# The packages whose pin says which CUDA runtime a build loads.
+_CUDA_RUNTIMES = ("nvidia-cuda-runtime", "cuda-toolkit")
+
+
+def _cuda_runtime(name: str) -> tuple[bool, str | None]:
+    """Whether `name` is a CUDA runtime package, and its CUDA major suffix
+    (``nvidia-cuda-runtime-cu12`` -> ``"12"``)."""
+    for runtime in _CUDA_RUNTIMES:
+        if name == runtime:
+            return True, None
+        if name.startswith(runtime + "-cu") and name[len(runtime) + 3:].isdigit():
+            return True, name[len(runtime) + 3:]
+    return False, None
 
 
 def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Version, str] | None:
@@ -146,9 +165,8 @@ def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Versio
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        name = requirement.name.lower().replace("_", "-")
-        match = _CUDA_PIN.match(name)
-        if match is None:
+        runtime, major = _cuda_runtime(requirement.name.lower().replace("_", "-"))
+        if not runtime:
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({**environment, "extra": ""}):
             continue
@@ -159,9 +177,9 @@ def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Versio
             except InvalidVersion:
                 continue
             return Version(f"{version.major}.{version.minor}"), f"{requirement.name}{requirement.specifier}"
-        if match.group(1):
+        if major:
             # nvidia-cuda-runtime-cu12 with a range: CUDA 12, minor unknown
-            return Version(str(int(match.group(1)[:2]))), f"{requirement.name}{requirement.specifier}"
+            return Version(str(int(major[:2]))), f"{requirement.name}{requirement.specifier}"
     return None
 
 

@@ -144,7 +144,7 @@ class _Checker:
             if spec.pinned is not None:
                 versions[name] = spec.pinned
                 continue
-            known = self.provider.known_versions(name, spec.specifier)
+            known = self.provider.known_versions(name, spec.specifier, installable=True)
             versions[name] = known[0] if known else None
         return versions
 
@@ -173,18 +173,20 @@ class _Checker:
             component = self.db.component(name)
             if spec.pinned is not None or component is None or not component.releases:
                 continue
-            if self.provider.known_versions(name, spec.specifier, installable=False) and not self.provider.known_versions(name, spec.specifier):
+            known = self.provider.known_versions(name, spec.specifier)
+            if known and not any(self.provider.installable(component.releases[v]) for v in known):
                 self.add(
                     f"wheel:{name}",
                     "error",
-                    f"no release of {name} that {name}{spec_text(spec.specifier)} admits has a wheel for CPython "
-                    f"{self.stack.system.python} on {self.stack.system.platform}"
-                    + (f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""),
+                    f"no release of {name} that {name}{spec_text(spec.specifier)} admits can run on this stack: "
+                    f"none has both a wheel for CPython {self.stack.system.python} on {self.stack.system.platform}"
+                    + (f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else "")
+                    + " and a build that fits its CUDA, driver and GPU",
                     (name, "python"),
                     "platform",
                     "metadata",
                 )
-            elif not self.provider.known_versions(name, spec.specifier, installable=False):
+            elif not known:
                 self.add(
                     f"unknown-release:{name}",
                     self.unknown_severity,

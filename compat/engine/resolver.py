@@ -201,7 +201,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             for candidate in found:
                 if candidate.version in bad:
                     continue
-                if all(self.is_satisfied_by(n, candidate) for n in needs):
+                if all(self.is_satisfied_by(n, candidate) for n in needs) and self._may_install(candidate):
                     yield candidate
 
         return matches
@@ -336,6 +336,17 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             if partner in self.stack.packages
         ]
 
+    def _may_install(self, candidate: Candidate) -> bool:
+        """A release the stack pins is taken as pinned (the check says what is
+        wrong with it); the others only if they can run on the stack."""
+        release = candidate.release
+        if release is None or candidate.extras:
+            return True
+        spec = self.stack.packages.get(candidate.name)
+        if spec is not None and spec.pinned is not None:
+            return True
+        return self.installable(release)
+
     def installable(self, release: Release) -> bool:
         """Whether `release` can run on this stack: an installer would take one
         of its wheels (True when the snapshot records no wheel tags), and the
@@ -389,12 +400,14 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         return [Candidate(name, v, extras, releases[v]) for v in versions]
 
     def known_versions(
-        self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = True
+        self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = False
     ) -> list[Version]:
         """Releases of `name` in the database that `specifier` admits, newest
         first, without yanked ones, under the pre-release policy (which the
-        specifiers in `also` take part in), and, as an installer would, only
-        those with a wheel for the stack's platform (unless `installable` is False)."""
+        specifiers in `also` take part in); with `installable`, only those that
+        can run on the stack, as an installer skips releases without a wheel
+        for its platform (this decodes each release, so the resolver applies
+        it lazily instead)."""
         component = self.db.component(name)
         if component is None:
             return []
