@@ -195,6 +195,12 @@ def test_the_index_build_is_judged_against_the_stated_cuda(db):
     assert check(stack({"kern": "2.0.0"}, cuda="13.0"), database=db).ok
 
 
+def test_a_build_that_would_fit_is_named(db):
+    report = check(stack({"kern": "2.0.0"}, cuda="12.6"), database=db)
+    message = next(f.message for f in report.errors if f.id == "build-cuda:kern==2.0.0")
+    assert 'the cu126 build (CUDA 12.6) fits: [system] index = "cu126" or kern==2.0.0+cu126' in message
+
+
 def test_a_local_label_selects_its_build(db):
     # kern 2.0.0+cu126 is a CUDA 12.6 build: fine on CUDA 12.8, wrong on 13.0
     assert check(stack({"kern": "2.0.0+cu126"}, cuda="12.8"), database=db).ok
@@ -408,3 +414,18 @@ def test_an_untracked_dependency_two_levels_down_is_checked(db):
     report = check(stack({"serve": "1.0.0", "numpy": "2.5.5"}, gpu=None, cuda=None), database=db)
     assert not report.ok
     assert check(stack({"serve": "1.0.0", "numpy": "2.4.0"}, gpu=None, cuda=None), database=db).ok
+
+
+# -- suggestions ---------------------------------------------------------------------------
+
+def test_suggestions_move_to_a_release_whose_build_fits(db):
+    report = check(stack({"kern": "2.0.0"}, cuda="12.8", gpu="A100"), database=db)
+    texts = [s.text() for s in report.suggestions]
+    assert texts and texts[0] == "use kern 1.1.0 (downgrade from 2.0.0)"
+
+
+def test_suggestions_never_propose_a_release_without_a_build_for_the_gpu(db):
+    # no release of kern carries Turing kernels: no suggestion may name one
+    report = check(stack({"kern": "2.0.0"}, cuda="13.0", gpu="T4"), database=db)
+    assert "arch:kern==2.0.0" in errors(report)
+    assert all("kern" not in c.name for s in report.suggestions for c in s.changes)

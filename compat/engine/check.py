@@ -22,7 +22,7 @@ from packaging.version import Version
 from .._versions import overlap, spec_text
 from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
-from ..knowledge.model import Component, Release, Rule, Source
+from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
 from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
@@ -617,10 +617,30 @@ class _Checker:
         who = f"{name} {version}" + (f"+{build.label}" if build.label and how == "label" else "")
         inferred = f" ({build.note})" if build.layer == "metadata" and build.note else ""
         source: Source | str = self.db.metadata_source(release) if build.layer == "metadata" else build.source
-        for problem in judge_build(build, self.stack, self.db):
+        problems = judge_build(build, self.stack, self.db)
+        hint = self.other_build(release, build) if any(p.severity == "error" for p in problems) else ""
+        for problem in problems:
             self.add(f"{problem.kind}:{name}=={version}", problem.severity,
-                     f"{who} installs {build.describe()}{inferred}{problem.text}", (name, *problem.components),
+                     f"{who} installs {build.describe()}{inferred}{problem.text}{hint}", (name, *problem.components),
                      "build", build.layer, source, build=build.id, **problem.details)
+
+    def other_build(self, release: Release, wrong: Build) -> str:
+        """A build of the same release that would fit the stack, as a hint."""
+        component = self.db.component(release.package)
+        if component is None:
+            return ""
+        for build in component.builds:
+            if build is wrong or not build.covers(release.version) or build.index == wrong.index:
+                continue
+            if build.platforms and self.stack.system.platform not in build.platforms:
+                continue
+            if any(p.severity == "error" for p in judge_build(build, self.stack, self.db)):
+                continue
+            how = f'[system] index = "{build.index}"' if build.index != "pypi" else "the package index"
+            if build.label:
+                how += f" or {release.package}=={release.version}+{build.label}"
+            return f"; {build.describe()} fits: {how}"
+        return ""
 
     def gaps(self, resolution: Resolution) -> None:
         for gap in resolution.gaps:

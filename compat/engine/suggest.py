@@ -149,7 +149,7 @@ def _build(stack: Stack, relaxed: Stack, versions: dict[str, Any], group: tuple[
                               _direction(old, candidate.version)))
         distance += _index_distance(db, name, old, candidate.version)
         packages[name] = PackageSpec(name, SpecifierSet(f"=={candidate.version}"), spec.extras, spec.external,
-                                     str(candidate.version))
+                                     str(candidate.version), spec.build)
     moves = _moves(stack, versions, group, db)
     new_stack = dataclasses.replace(relaxed, packages=packages)
     return Suggestion(tuple(changes), distance, moves, new_stack)
