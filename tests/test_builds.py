@@ -210,9 +210,20 @@ def test_a_local_label_selects_its_build(db):
 
 
 def test_a_label_the_database_does_not_know_is_a_warning_or_with_require_known_an_error(db):
-    report = check(stack({"kern": "2.0.0+cu999"}), database=db)
+    report = check(stack({"kern": "2.0.0+xyz"}), database=db)
     assert "build:kern==2.0.0" in {f.id for f in report.warnings}
-    assert "build:kern==2.0.0" in errors(check(stack({"kern": "2.0.0+cu999"}), database=db, require_known=True))
+    assert "build:kern==2.0.0" in errors(check(stack({"kern": "2.0.0+xyz"}), database=db, require_known=True))
+
+
+def test_a_pytorch_style_label_says_its_cuda_when_the_database_lists_no_such_build():
+    # the form pip freeze prints: known release, known CUDA, checked
+    report = check(stack({"torch": "2.10.0+cu130"}, cuda="12.8"))
+    finding = next(f for f in report.errors if f.id == "build-cuda:torch==2.10.0")
+    assert "+cu130" in finding.message and finding.layer == "stack"
+    assert not any(f.id.startswith("unknown-release") for f in report.findings)
+    assert "build-cuda:torch==2.10.0" not in errors(check(stack({"torch": "2.10.0+cu130"}, cuda="13.0")))
+    rocm = check(stack({"torch": "2.10.0+rocm6.4"}, cuda="13.0"))
+    assert "accelerator:torch==2.10.0" in errors(rocm)
 
 
 def test_the_stack_index_selects_the_build(db):

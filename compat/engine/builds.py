@@ -201,9 +201,10 @@ def select_build(
         chosen = [b for b in builds if b.label == label]
         if chosen:
             return Selected(chosen[0], "label"), None
-        if builds:
-            return None, f"the database knows no build of {component.name} {version} labelled +{label}"
-        return None, None
+        named = label_build(component.name, version, label)
+        if named is not None:
+            return Selected(named, "label"), None
+        return None, f"the database knows no build of {component.name} {version} labelled +{label}"
     index = stack.system.index
     if index != "pypi":
         chosen = [b for b in builds if b.index == index]
@@ -231,6 +232,37 @@ def select_build(
         )
         return Selected(build, "metadata"), None
     return None, None
+
+
+def label_build(package: str, version: Version, label: str) -> Build | None:
+    """What a label in PyTorch's convention says by itself (``cu128``: CUDA
+    12.8, ``rocm6.4``, ``cpu``), for a build the database does not list:
+    the stack's own pin is the source, and nothing is known of its GPU
+    architectures."""
+    if label.startswith("cu") and label[2:].isdigit() and len(label) >= 4:
+        digits = label[2:]
+        cuda: Version | None = Version(f"{int(digits[:-1])}.{digits[-1]}")
+        accelerator, rocm = "cuda", None
+    elif label.startswith("rocm") and label[4:].replace(".", "").isdigit() and label[4:]:
+        cuda, accelerator, rocm = None, "rocm", Version(label[4:])
+    elif label == "cpu":
+        cuda, accelerator, rocm = None, "cpu", None
+    else:
+        return None
+    return Build(
+        id=f"{package}.+{label}",
+        package=package,
+        releases=SpecifierSet(f"=={version}"),
+        index=label,
+        accelerator=accelerator,
+        source="stack",
+        label=label,
+        cuda=cuda,
+        rocm=rocm,
+        needs_gpu=False,
+        note=f"its local label +{label}",
+        layer="stack",
+    )
 
 
 def _on_platform(build: Build, stack: Stack) -> bool:

@@ -615,8 +615,10 @@ class _Checker:
         build, how = selected
         name, version = release.package, release.version
         who = f"{name} {version}" + (f"+{build.label}" if build.label and how == "label" else "")
-        inferred = f" ({build.note})" if build.layer == "metadata" and build.note else ""
-        source: Source | str = self.db.metadata_source(release) if build.layer == "metadata" else build.source
+        inferred = f" ({build.note})" if build.layer != "curated" and build.note else ""
+        source: Source | str | None = {"metadata": self.db.metadata_source(release), "stack": None}.get(
+            build.layer, build.source
+        )
         problems = judge_build(build, self.stack, self.db)
         hint = self.other_build(release, build) if any(p.severity == "error" for p in problems) else ""
         for problem in problems:
