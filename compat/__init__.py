@@ -1,7 +1,7 @@
 """compat: check AI-inference deployment stacks before you upgrade.
 
 >>> import compat
->>> report = compat.check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
+>>> report = compat.check({"system": {"python": "3.12"}, "hardware": {"gpu": "H200"}, "packages": {"vllm": "0.32.0"}})
 >>> report.ok
 True
 

@@ -29,7 +29,7 @@ def check(
     `ignore` suppresses findings by ID (shell-style patterns allowed);
     `require_known` makes a release the database does not hold an error.
 
-    >>> report = check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
+    >>> report = check({"system": {"python": "3.12"}, "hardware": {"gpu": "H200"}, "packages": {"vllm": "0.32.0"}})
     >>> report.ok
     True
     """

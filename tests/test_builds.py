@@ -154,6 +154,12 @@ def db(tmp_path_factory) -> Database:
         {"version": "1.0.0", "requires_dist": ["kern==1.5.0"], "tags": ["py3-none-any"]},
         {"version": "1.1.0", "requires_dist": ["kern==2.0.0"], "tags": ["py3-none-any"]},
     ], versions=["1.0.0", "1.1.0"])
+    _snapshot(root, "runtime", [
+        {"version": "2.0.0", "requires_dist": ['nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"'],
+         "tags": LINUX},
+        {"version": "3.0.0", "requires_dist": ['cuda-toolkit[cudart]==13.0.2; platform_system == "Linux"'],
+         "tags": LINUX},
+    ], versions=["2.0.0", "3.0.0"])
     # numba-like: an untracked dependency that bounds numpy
     _snapshot(root, "needs-old-numpy", [
         {"version": "1.0.0", "requires_dist": ["numpy<2.5"], "tags": ["py3-none-any"]},
@@ -215,14 +221,23 @@ def test_a_label_the_database_does_not_know_is_a_warning_or_with_require_known_a
     assert "build:kern==2.0.0" in errors(check(stack({"kern": "2.0.0+xyz"}), database=db, require_known=True))
 
 
-def test_a_pytorch_style_label_says_its_cuda_when_the_database_lists_no_such_build():
-    # the form pip freeze prints: known release, known CUDA, checked
+def test_a_pytorch_style_label_says_its_cuda_when_the_database_lists_no_such_build(db):
+    # kern lists no +cu130 build: the label itself says CUDA 13.0, and the finding cites the stack
+    report = check(stack({"kern": "2.0.0+cu130"}, cuda="12.8"), database=db)
+    finding = next(f for f in report.errors if f.id == "build-cuda:kern==2.0.0")
+    assert "+cu130" in finding.message and finding.layer == "stack"
+    assert not any(f.id.startswith(("unknown-release", "build:")) for f in report.findings)
+    assert "build-cuda:kern==2.0.0" not in errors(check(stack({"kern": "2.0.0+cu130"}, cuda="13.0"), database=db))
+
+
+def test_torch_as_pip_freeze_prints_it_is_judged_by_its_build():
     report = check(stack({"torch": "2.10.0+cu130"}, cuda="12.8"))
     finding = next(f for f in report.errors if f.id == "build-cuda:torch==2.10.0")
-    assert "+cu130" in finding.message and finding.layer == "stack"
+    assert finding.details["build"] == "torch.cu130" and "CUDA 13.0" in finding.message
+    assert "from the package index, with no local label" in finding.message  # the CUDA 12.8 build fits
     assert not any(f.id.startswith("unknown-release") for f in report.findings)
-    assert "build-cuda:torch==2.10.0" not in errors(check(stack({"torch": "2.10.0+cu130"}, cuda="13.0")))
-    rocm = check(stack({"torch": "2.10.0+rocm6.4"}, cuda="13.0"))
+    assert check(stack({"torch": "2.10.0+cu130"}, cuda="13.0", driver="580.95.05")).ok
+    rocm = check(stack({"torch": "2.10.0+rocm7.1"}, cuda="13.0"))
     assert "accelerator:torch==2.10.0" in errors(rocm)
 
 
@@ -245,13 +260,20 @@ def test_stated_cuda_against_the_driver(db):
     assert check(stack({"kern-cubin": "2.0.0"}, cuda="12.8", driver="570.86.15"), database=db).ok
 
 
-def test_metadata_pins_of_the_cuda_runtime_tell_the_build():
-    # torch 2.11.0's wheels on the index pin cuda-toolkit 13.0.x: a CUDA 12.8 stack with driver 570 fails twice
+def test_metadata_pins_of_the_cuda_runtime_tell_the_build(db):
+    # runtime 3.0's wheels pin cuda-toolkit 13.0.x, and the database lists no build of it
+    report = check(stack({"runtime": "3.0.0"}, cuda="12.8", driver="570.86.15"), database=db)
+    assert {"build-cuda:runtime==3.0.0", "driver:runtime==3.0.0"} <= errors(report)
+    finding = next(f for f in report.errors if f.id == "build-cuda:runtime==3.0.0")
+    assert finding.layer == "metadata" and "cuda-toolkit==13.0.2" in finding.message
+    assert check(stack({"runtime": "2.0.0"}, cuda="12.8", driver="570.86.15"), database=db).ok
+
+
+def test_torch_2_11_from_the_index_is_a_cuda_13_build():
+    # the index's torch 2.11.0 wheels pin cuda-toolkit 13.0.x: a CUDA 12.8 stack with driver 570 fails twice
     report = check(stack({"torch": "2.11.0"}, cuda="12.8", driver="570.86.15"))
     assert {"build-cuda:torch==2.11.0", "driver:torch==2.11.0"} <= errors(report)
-    finding = next(f for f in report.errors if f.id == "build-cuda:torch==2.11.0")
-    assert finding.layer == "metadata" and "cuda-toolkit==13.0.2" in finding.message
-    assert "build-cuda:torch==2.10.0" not in errors(check(stack({"torch": "2.10.0"}, cuda="12.8", driver="570.86.15")))
+    assert not errors(check(stack({"torch": "2.10.0"}, cuda="12.8", driver="570.86.15")))
 
 
 # -- architectures -----------------------------------------------------------------

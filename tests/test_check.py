@@ -141,8 +141,9 @@ def test_vllm_omni_auto_dtype_is_not_gated():
 
 
 def test_vllm_0_32_drops_python_3_10():
-    assert "requires-python:vllm==0.32.0" in ids(check({"system": {"python": "3.10"}, "packages": {"vllm": "0.32.0"}}))
-    assert check({"system": {"python": "3.11"}, "packages": {"vllm": "0.32.0"}}).ok
+    assert "requires-python:vllm==0.32.0" in ids(check({"system": {"python": "3.10"}, "hardware": {"gpu": "H100"},
+                                                         "packages": {"vllm": "0.32.0"}}))
+    assert check({"system": {"python": "3.11"}, "hardware": {"gpu": "H100"}, "packages": {"vllm": "0.32.0"}}).ok
 
 
 @pytest.mark.parametrize(("version", "ok"), [("5.16.1", True), ("5.19.0", True), ("5.16.0", False), ("5.20.0", False), ("5.20.2", False)])

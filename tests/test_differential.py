@@ -88,7 +88,9 @@ def run_pip(index: Path, requirements: list[str], workdir: Path) -> dict[str, st
 
 
 def _stack(packages: dict[str, str]) -> dict:
-    return {"system": {"python": PYTHON, "platform": "linux-x86_64"}, "packages": packages}
+    # A GPU every build here serves, and no CUDA or driver: nothing compat
+    # knows beyond the metadata narrows what uv and pip may choose.
+    return {"system": {"python": PYTHON, "platform": "linux-x86_64"}, "hardware": {"gpu": "H100"}, "packages": packages}
 
 
 def _random_problems(universe: dict[str, dict], count: int, seed: int = 20261202) -> list[dict[str, str]]:
@@ -164,6 +166,7 @@ def _synthetic_database(root: Path, depth: int, width: int) -> Database:
     chain, and only backtracking every level down to 1.0 resolves."""
     (root / "constraints").mkdir(parents=True)
     (root / "constraints" / "_sources.toml").write_text("schema = 1\n")
+    (root / "gpus.toml").write_text(Path(Database.load().root, "gpus.toml").read_text())
     (root / "metadata").mkdir()
     for level in range(depth + 1):
         name = f"chain-{level}" if level < depth else "anchor"

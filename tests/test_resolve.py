@@ -113,7 +113,7 @@ def test_suggestions_are_verified_and_smallest_first():
 
 
 def test_suggestion_can_change_python():
-    report = check({"system": {"python": "3.10"}, "packages": {"vllm": "0.32.0"}})
+    report = check({"system": {"python": "3.10"}, "hardware": {"gpu": "H100"}, "packages": {"vllm": "0.32.0"}})
     assert any(c.name == "python" and c.new == "3.11" for s in report.suggestions for c in s.changes)
 
 

@@ -195,7 +195,8 @@ def select_build(
     the database lists none for the index.
     """
     version = release.version
-    builds = [b for b in component.builds if b.covers(version)]
+    # builds split by platform (a build's aarch64 wheels carry other kernels) come first for the stack's own
+    builds = sorted((b for b in component.builds if b.covers(version)), key=lambda b: not _on_platform(b, stack))
     label = spec.build if spec is not None else None
     if label is not None:
         chosen = [b for b in builds if b.label == label]

@@ -547,10 +547,20 @@ class _Checker:
     def machine(self) -> None:
         """The stack's own CUDA against its driver."""
         system = self.stack.system
-        if system.cuda is None or system.driver is None:
+        if system.cuda is None:
             return
         floor = self.db.driver_floor(system.cuda)
-        if floor is not None and system.driver < floor[0]:
+        if floor is not None and system.driver is None and self.stack.hardware.accelerator == "cuda":
+            self.add(
+                "driver:unknown",
+                "info",
+                f"the stack does not give [system] driver; CUDA {system.cuda} needs NVIDIA driver {floor[0]} or newer",
+                ("cuda", "driver"),
+                "unverified",
+                "curated",
+                floor[1],
+            )
+        elif floor is not None and system.driver is not None and system.driver < floor[0]:
             self.add(
                 f"driver:cuda-{system.cuda.major}",
                 "error",
@@ -638,9 +648,12 @@ class _Checker:
                 continue
             if any(p.severity == "error" for p in judge_build(build, self.stack, self.db)):
                 continue
-            how = f'[system] index = "{build.index}"' if build.index != "pypi" else "the package index"
-            if build.label:
-                how += f" or {release.package}=={release.version}+{build.label}"
+            if build.index == "pypi":
+                how = f"{release.package}=={release.version} from the package index, with no local label"
+            else:
+                how = f'[system] index = "{build.index}"'
+                if build.label:
+                    how += f" or {release.package}=={release.version}+{build.label}"
             return f"; {build.describe()} fits: {how}"
         return ""
 

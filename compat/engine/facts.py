@@ -46,7 +46,10 @@ class StackFacts:
         if key == "python":
             return system.python
         if key == "cuda":
-            return system.cuda
+            if system.cuda is not None:
+                return system.cuda
+            # An NVIDIA GPU with no CUDA stated: which CUDA is unknown, not absent.
+            return UNKNOWN if hardware.accelerator == "cuda" else None
         if key == "rocm":
             return system.rocm
         if key == "driver":
