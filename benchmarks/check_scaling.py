@@ -1,13 +1,17 @@
 """How `compat check` grows with the database.
 
-Two series, each timed in the same run against its own anchor (the bundled
-database):
+Three series, each timed in the same run against its own anchor (the
+bundled database):
 
 1. unrelated growth: N extra components (a snapshot of 40 releases with 60
    Requires-Dist lines each, and a constraints file of 10 rules), none of
    which the stack uses;
 2. related growth: the snapshot of a package the stack does use
-   (transformers) made K times longer, with distinct releases.
+   (transformers) made K times longer, with distinct releases;
+3. the closure grows: every snapshot of an untracked dependency (those
+   `db sync` follows from the tracked packages) made K times longer, checked
+   with the example stack pinned throughout (every package its resolution
+   chooses), as a lock file pins it.
 
 Each point is the median of fresh `compat check` processes on
 examples/h200-vllm.toml with --db pointing at a generated copy.
@@ -37,6 +41,12 @@ def compat() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "compat"]
 
 
+def write_graph(metadata_dir: str) -> None:
+    from compat.knowledge.graph import write_graph as write
+
+    write(metadata_dir)
+
+
 def bundled() -> Path:
     import compat as package
     from compat.knowledge.paths import default_data_dir
@@ -45,9 +55,9 @@ def bundled() -> Path:
     return Path(default_data_dir())
 
 
-def measure(db: Path, runs: int) -> tuple[float, float]:
+def measure(db: Path, runs: int, stack: Path = STACK) -> tuple[float, float]:
     times, memory = [], []
-    command = [*compat(), "check", str(STACK), "--db", str(db)]
+    command = [*compat(), "check", str(stack), "--db", str(db)]
     for _ in range(runs):
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -76,7 +86,10 @@ def add_components(db: Path, count: int) -> None:
         (db / "constraints" / f"{name}.toml").write_text("\n".join(rules))
 
 
-def grow_snapshot(db: Path, package: str, factor: int) -> int:
+def grow_snapshot(db: Path, package: str, factor: int, epochs: bool = False) -> int:
+    """Repeat the snapshot's releases `factor` times as distinct versions:
+    ``.postK`` (newer releases a range may choose) or, with `epochs`,
+    ``K!version`` (valid for any version, even one with a .post)."""
     path = db / "metadata" / f"{package}.jsonl"
     header, *lines = path.read_text().splitlines()
     out = [header]
@@ -84,10 +97,31 @@ def grow_snapshot(db: Path, package: str, factor: int) -> int:
         for line in lines:
             entry = json.loads(line)
             if k:
-                entry["version"] = f"{entry['version']}.post{k}"
+                entry["version"] = f"{k}!{entry['version']}" if epochs else f"{entry['version']}.post{k}"
             out.append(json.dumps(entry))
     path.write_text("\n".join(out) + "\n")
     return len(out) - 1
+
+
+def pinned_stack(db: Path, folder: Path) -> Path:
+    """The example stack with every package its resolution chooses pinned."""
+    out = folder / "pinned.toml"
+    subprocess.run([*compat(), "resolve", str(STACK), "--db", str(db), "-o", str(out)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return out
+
+
+def grow_closure(db: Path, factor: int) -> int:
+    """Make every untracked snapshot `factor` times longer; returns the releases they then hold."""
+    total = 0
+    for path in (db / "metadata").glob("*.jsonl"):
+        if path.name.endswith(".wheels.jsonl"):
+            continue
+        header = json.loads(path.read_text().split("\n", 1)[0])
+        if header.get("tracked", True):
+            continue
+        total += grow_snapshot(db, path.name[: -len(".jsonl")], factor, epochs=True)
+    return total
 
 
 def main() -> None:
@@ -109,6 +143,7 @@ def main() -> None:
             db = Path(tmp) / f"n{count}"
             shutil.copytree(base, db)
             add_components(db, count)
+            write_graph(str(db / "metadata"))  # as db sync would: the new snapshots join the names graph
             t, m = measure(db, args.runs)
             print(f"{count:>18} {t * 1000:>9.1f} {t / t0:>6.2f} {m:>8.1f} {m / m0:>6.2f}")
             shutil.rmtree(db)
@@ -120,6 +155,18 @@ def main() -> None:
             releases = grow_snapshot(db, "transformers", factor)
             t, m = measure(db, args.runs)
             print(f"{releases:>18} {t * 1000:>9.1f} {t / t0:>6.2f} {m:>8.1f} {m / m0:>6.2f}")
+            shutil.rmtree(db)
+        print("\n3. the closure grows, the stack pinned throughout")
+        pinned = pinned_stack(base, Path(tmp))
+        p0, pm0 = measure(base, args.runs, pinned)
+        print(f"{'untracked releases':>18} {'time ms':>9} {'ratio':>6} {'RSS MiB':>8} {'ratio':>6}")
+        print(f"{grow_closure(base, 1):>18} {p0 * 1000:>9.1f} {1:>6.2f} {pm0:>8.1f} {1:>6.2f}")
+        for factor in (2, 5, 10):
+            db = Path(tmp) / f"c{factor}"
+            shutil.copytree(base, db)
+            releases = grow_closure(db, factor)
+            t, m = measure(db, args.runs, pinned)
+            print(f"{releases:>18} {t * 1000:>9.1f} {t / p0:>6.2f} {m:>8.1f} {m / pm0:>6.2f}")
             shutil.rmtree(db)
 
 

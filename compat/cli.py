@@ -103,7 +103,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
     try:
         database = Database.load(db_path)
         loaded = load_stack(stack, database)
-        resolution = run_resolve(loaded, database, max_rounds=max_rounds, pre=pre)
+        resolution = run_resolve(loaded, database, max_rounds=max_rounds, pre=pre, closure=True)
         if not resolution.ok:
             report = check_stack(loaded, database, max_rounds=max_rounds)
             from .formats.text import render as render_text
@@ -228,7 +228,7 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="First upload date to read (default: sync.toml's).")
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for each request.")
 @click.option("--retries", type=int, default=3, show_default=True, help="Retries of a failed request, with backoff.")
-@click.option("--workers", type=int, default=4, show_default=True, help="Requests in flight at once.")
+@click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
 def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,
          retries: int, workers: int) -> None:  # type: ignore[no-untyped-def]
     """Refresh the metadata snapshots (data/metadata/) from a package index.
@@ -258,10 +258,18 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
     except CompatError as exc:
         _fail(exc)
     how = ", ".join(f"{n} by {k}" for k, n in sorted(result.how.items()))
+    total = len(result.written) + len(result.unchanged)
     click.echo(
-        f"{len(plan.packages)} packages, {result.releases} releases ({how}), {result.requests} requests; "
+        f"{total} packages ({total - len(result.untracked)} tracked, {len(result.untracked)} required by them), "
+        f"{result.releases} releases ({how}), {result.requests} requests; "
         f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
     )
+    if result.unknown:
+        click.echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
+    if result.invalid:
+        click.echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
+    if result.missing:
+        click.echo(f"required but not on the index: {', '.join(result.missing)}")
 
 
 def _progress(iterator, length: int):  # type: ignore[no-untyped-def]

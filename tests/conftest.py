@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -9,6 +11,22 @@ from compat import Database
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def copy_database(target: Path) -> Path:
+    """A copy of the bundled database small enough to lint in a test: the
+    curated files and the tracked packages' snapshots (not the hundreds of
+    dependencies' snapshots, nor the names graph, which is optional)."""
+    source = ROOT / "data"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("metadata"))
+    (target / "metadata").mkdir()
+    for path in (source / "metadata").glob("*.jsonl"):
+        if path.name.endswith(".wheels.jsonl"):
+            continue
+        with path.open(encoding="utf-8") as handle:
+            if json.loads(handle.readline()).get("tracked", True):
+                shutil.copy(path, target / "metadata" / path.name)
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,11 @@
 """A package index served on 127.0.0.1 from tests/index/, for `db sync` tests.
 
-It speaks the PEP 691 JSON simple API, serves wheels with HEAD and HTTP
-range requests, and PEP 658/714 metadata files where releases.toml asks.
+It speaks the PEP 691 JSON simple API, serves wheels and sdists with HEAD
+and HTTP range requests, and PEP 658/714 metadata files where releases.toml
+asks. A release is one py3-none-any wheel unless it lists its `wheel`s (a
+tag, a build tag, their own requirements, a yank of their own), and has an
+sdist (.tar.gz or .zip, with a PKG-INFO of the given Metadata-Version and
+Dynamic fields) when it names one.
 `mode` makes it misbehave: "error" (HTTP 500), "slow" (answers after the
 client's timeout), "malformed" (bad JSON), "html" (a PEP 503 page),
 "no-ranges" (ignores Range headers and answers with the whole file, as
@@ -14,6 +18,7 @@ import hashlib
 import io
 import json
 import sys
+import tarfile
 import threading
 import time
 import zipfile
@@ -28,22 +33,49 @@ else:  # pragma: no cover
 HERE = Path(__file__).resolve().parent / "index"
 
 
-def _metadata(release: dict) -> bytes:
-    lines = ["Metadata-Version: 2.4", f"Name: {release['project']}", f"Version: {release['version']}"]
+def _dist(release: dict) -> str:
+    """`<name>-<version>` as wheel and sdist filenames write it (PEP 427, PEP 625: no dash in the name)."""
+    return f"{release['project'].replace('-', '_')}-{release['version']}"
+
+
+def _metadata(release: dict, requires_dist: list[str] | None = None) -> bytes:
+    """The release's core metadata; `requires_dist`, when given, replaces its own (one wheel that differs)."""
+    lines = [f"Metadata-Version: {release.get('metadata_version', '2.4')}", f"Name: {release['project']}",
+             f"Version: {release['version']}"]
+    lines += [f"Dynamic: {name}" for name in release.get("dynamic", [])]
     if "requires_python" in release:
         lines.append(f"Requires-Python: {release['requires_python']}")
-    lines += [f"Requires-Dist: {line}" for line in release.get("requires_dist", [])]
+    own = release.get("requires_dist", []) if requires_dist is None else requires_dist
+    lines += [f"Requires-Dist: {line}" for line in own]
     return ("\n".join(lines) + "\n\nA test package.\n").encode()
 
 
-def _wheel(release: dict, metadata: bytes) -> bytes:
+def _wheel(release: dict, metadata: bytes, tag: str) -> bytes:
     buffer = io.BytesIO()
-    dist = f"{release['project']}-{release['version']}"
+    dist = _dist(release)
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
         wheel.writestr(f"{release['project']}/__init__.py", "# padding\n" * 4000)
         wheel.writestr(f"{dist}.dist-info/METADATA", metadata)
-        wheel.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{dist}.dist-info/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: {tag}\n")
         wheel.writestr(f"{dist}.dist-info/RECORD", "")
+    return buffer.getvalue()
+
+
+def _sdist(release: dict, metadata: bytes, kind: str) -> bytes:
+    """An sdist whose one folder holds setup.py and PKG-INFO."""
+    dist = _dist(release)
+    members = {f"{dist}/setup.py": b"# padding\n" * 4000, f"{dist}/PKG-INFO": metadata}
+    buffer = io.BytesIO()
+    if kind == "zip":
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members.items():
+                archive.writestr(name, data)
+    else:
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
 
@@ -53,27 +85,37 @@ class LocalIndex:
         self.files: dict[str, bytes] = {}
         self.pages: dict[str, dict] = {}
         for release in data["release"]:
-            metadata = _metadata(release)
-            name = f"{release['project']}-{release['version']}-py3-none-any.whl"
-            wheel = _wheel(release, metadata)
-            self.files[name] = wheel
-            entry = {
-                "filename": name,
-                "url": f"../../files/{name}",
-                "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
-                "upload-time": release["uploaded"],
-                "yanked": release.get("yanked", False),
-            }
-            if release.get("metadata_file"):
-                self.files[name + ".metadata"] = metadata
-                entry["core-metadata"] = {"sha256": hashlib.sha256(metadata).hexdigest()}
+            dist = _dist(release)
             page = self.pages.setdefault(release["project"], {"meta": {"api-version": "1.1"}, "name": release["project"], "files": []})
-            page["files"].append(entry)
+            for wheel in release.get("wheel", [{"tag": "py3-none-any"}]):
+                metadata = _metadata(release, wheel.get("requires_dist"))
+                build = f"-{wheel['build']}" if "build" in wheel else ""
+                name = f"{dist}{build}-{wheel['tag']}.whl"
+                entry = self._serve(name, _wheel(release, metadata, wheel["tag"]), release, wheel.get("yanked", False))
+                if release.get("metadata_file"):
+                    self.files[name + ".metadata"] = metadata
+                    entry["core-metadata"] = {"sha256": hashlib.sha256(metadata).hexdigest()}
+                page["files"].append(entry)
+            if "sdist" in release:
+                name = f"{dist}.{release['sdist']}"
+                sdist = _sdist(release, _metadata(release), release["sdist"])
+                page["files"].append(self._serve(name, sdist, release, False))
         self.mode = "ok"
         self.delay = 0.0
         self.requests: list[tuple[str, str, str | None]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _serve(self, name: str, body: bytes, release: dict, yanked: bool) -> dict:
+        """Serve `body` as file `name`, and return its entry on the project page."""
+        self.files[name] = body
+        return {
+            "filename": name,
+            "url": f"../../files/{name}",
+            "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
+            "upload-time": release["uploaded"],
+            "yanked": release.get("yanked", False) or yanked,
+        }
 
     @property
     def url(self) -> str:

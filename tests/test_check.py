@@ -223,8 +223,8 @@ def test_range_with_no_compatible_release_is_an_error():
 
 
 def test_untracked_package_is_a_warning_and_checked_through_metadata():
-    report = check(base(packages={"numpy": "2.3.0"}))
-    assert by_id(report, "untracked:numpy").severity == "warning"
+    report = check(base(packages={"boto3": "1.40.0"}))
+    assert by_id(report, "untracked:boto3").severity == "warning"
 
 
 def test_untracked_package_pin_is_checked_against_requirements():
@@ -250,12 +250,15 @@ def test_unknown_release_of_a_tracked_package_is_a_warning_not_a_conflict():
     assert report.ok
 
 
-def test_requirement_the_database_cannot_meet_is_a_gap_not_a_conflict():
-    # vllm 0.34.0 pins flashinfer-python==0.7.3, which the index holds no wheel of
+def test_requirement_only_a_release_absent_from_the_index_meets_is_an_error():
+    # vllm 0.34.0 pins flashinfer-python==0.7.3, which the index never had (its snapshot lists every release)
     report = check(base(packages={"vllm": "0.34.0"}))
-    assert report.ok
-    gap = by_id(report, "gap:flashinfer-python")
-    assert gap.severity == "warning" and "flashinfer-python==0.7.3" in gap.message
+    missing = by_id(report, "missing:vllm==0.34.0:flashinfer-python")
+    assert missing.severity == "error" and "flashinfer-python==0.7.3" in missing.message
+    # and a harmless range beside it turns it into no range conflict
+    beside = check(base(packages={"vllm": "0.34.0", "flashinfer-python": ">=0.7"}))
+    assert "missing:vllm==0.34.0:flashinfer-python" in ids(beside)
+    assert "requires:vllm==0.34.0:flashinfer-python" not in ids(beside)
 
 
 def test_unknown_option_is_a_warning():
@@ -272,7 +275,7 @@ def test_option_value_outside_known_values_is_a_warning():
 
 
 def test_strict_makes_warnings_fail():
-    stack = base(packages={"numpy": "2.3.0"})
+    stack = base(packages={"boto3": "1.40.0"})
     assert check(stack).ok
     assert not check(stack, strict=True).ok
     assert not check({**stack, "compat": {"strict": True}}).ok

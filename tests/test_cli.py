@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from compat.cli import cli
 
-from .conftest import EXAMPLES, ROOT
+from .conftest import EXAMPLES, ROOT, copy_database
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_db_lint_passes_on_the_bundled_database(run):
 
 
 def test_db_lint_fails_on_a_broken_database(run, tmp_path):
-    shutil.copytree(ROOT / "data", tmp_path / "data")
+    copy_database(tmp_path / "data")
     rules = tmp_path / "data" / "constraints" / "ltx-2.toml"
     rules.write_text(rules.read_text().replace('source = "ltx-2-1.5.0"\n\n[[rule]]', 'source = "no-such-source"\n\n[[rule]]', 1))
     result = run("db", "lint", "--db", tmp_path / "data")

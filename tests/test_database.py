@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 from packaging.version import Version
@@ -11,7 +10,7 @@ from compat import Database, DatabaseError
 from compat.knowledge.catalog import lookup_key, parse_compute_capability
 from compat.knowledge.lint import lint_database
 
-from .conftest import ROOT
+from .conftest import ROOT, copy_database
 
 
 def test_bundled_database_lints_clean(db):
@@ -74,8 +73,7 @@ def test_snapshot_marks_pre_releases(db):
 
 @pytest.fixture
 def broken_db(tmp_path):
-    shutil.copytree(ROOT / "data", tmp_path / "data")
-    return tmp_path / "data"
+    return copy_database(tmp_path / "data")
 
 
 def edit(path, old, new):

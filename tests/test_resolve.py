@@ -84,7 +84,8 @@ def test_explanation_is_a_derivation_in_text_and_json(tmp_path):
     stack.write_text(VLLM_AND_SGLANG)
     data = json.loads(run("check", stack, "--format", "json").stdout)
     explanation = data["explanation"]
-    assert explanation["conclusion"].startswith("no version of torch")
+    # vllm 0.32.0 and sglang 0.5.22 pin different torch, xgrammar, flashinfer-python...: one of them is the explanation
+    assert explanation["conclusion"].startswith("no version of ")
     whos = [[step["who"] for step in chain] for chain in explanation["chains"]]
     assert ["the stack", "sglang 0.5.22"] in whos and ["the stack", "vllm 0.32.0"] in whos
     assert explanation["text"].startswith("Because the stack requires")

@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from compat.cli import cli
+from compat.knowledge import index as index_module
 from compat.knowledge.index import IndexClient
+from compat.knowledge.snapshot import lazy_releases, read_header, read_snapshot
 from compat.knowledge.sync import load_plan, sync
 
 from .index_server import LocalIndex
@@ -202,3 +204,167 @@ def test_pylock_refuses_a_package_without_wheel_records(database, index, tmp_pat
     stack.write_text('[system]\npython = "3.12"\n[packages]\nalpha = "2.0"\nnumpy = "2.3.0"\n')
     result = CliRunner().invoke(cli, ["resolve", str(stack), "--db", str(database), "--format", "pylock"])
     assert result.exit_code == 2 and "cannot write a lock: numpy 2.3.0" in result.output
+
+
+# -- what an installer sees ------------------------------------------------------
+
+
+def sync_packages(database, index, *packages, workers=8, since="2026-01-01"):
+    """Sync `packages` (tracked) from the local index, through the Python API."""
+    (database / "sync.toml").write_text(f"schema = 1\nsince = {since}\npackages = {json.dumps(list(packages))}\n")
+    plan = load_plan(str(database / "sync.toml"))
+    return sync(plan, str(database / "metadata"), IndexClient(index.url, retries=0), workers=workers)
+
+
+def releases(database, name):
+    return {r["version"]: r for r in snapshot(database, name)["releases"]}
+
+
+def test_the_highest_build_tag_is_the_wheel_read(database, index):
+    sync_packages(database, index, "built")
+    built = releases(database, "built")
+    assert built["1.0"]["file"] == "built-1.0-2-cp38-abi3-manylinux1_x86_64.whl"
+    assert built["1.0"]["requires_dist"] == ["new-dep"]
+    # 1.1's build 3 is yanked: an installer takes the untagged wheel
+    assert built["1.1"]["file"] == "built-1.1-cp38-abi3-manylinux1_x86_64.whl"
+    assert built["1.1"]["requires_dist"] == ["kept-dep"]
+
+
+def test_release_lines_carry_the_tags_of_their_wheels(database, index):
+    sync_packages(database, index, "built", "sourcey")
+    built, sourcey = releases(database, "built"), releases(database, "sourcey")
+    assert built["1.0"]["tags"] == ["cp38-abi3-manylinux1_x86_64", "cp38-abi3-manylinux2014_aarch64"]
+    assert built["1.1"]["tags"] == ["cp38-abi3-manylinux1_x86_64", "py2.py3-none-macosx_11_0_arm64.macosx_11_0_x86_64"]
+    assert sourcey["1.0"]["tags"] == [] and sourcey["1.4"]["tags"] == ["py3-none-any"]
+    first = (database / "metadata" / "built.jsonl").read_text().splitlines()[1]
+    assert first.startswith('{"version": "1.0", "uploaded": ')
+
+
+def test_an_sdist_only_release_is_read_from_its_pkg_info(database, index):
+    result = sync_packages(database, index, "sourcey")
+    sourcey = releases(database, "sourcey")
+    assert sourcey["1.0"] == {
+        "version": "1.0", "uploaded": "2026-02-01", "requires_python": ">=3.9", "file": "sourcey-1.0.tar.gz",
+        "tags": [], "requires_dist": ["dep-one>=1"],
+    }
+    assert sourcey["1.1"]["file"] == "sourcey-1.1.zip" and sourcey["1.1"]["requires_dist"] == ["dep-two"]
+    assert "metadata" not in sourcey["1.0"] and "metadata" not in sourcey["1.1"]
+    assert sourcey["1.4"]["file"] == "sourcey-1.4-py3-none-any.whl"  # a wheel when there is one
+    assert result.how == {"sdist": 4, "range": 1}
+
+
+def test_sdist_requirements_that_may_change_at_build_time_are_unknown(database, index):
+    result = sync_packages(database, index, "sourcey")
+    sourcey = releases(database, "sourcey")
+    # 1.2 marks Requires-Dist Dynamic; 1.3's Metadata-Version 2.1 promises nothing
+    for version in ("1.2", "1.3"):
+        assert sourcey[version]["metadata"] == "unknown" and sourcey[version]["requires_dist"] == []
+        assert "requires_python" not in sourcey[version]
+    assert result.unknown == 2
+    read = {r.version: r for r in read_snapshot(str(database / "metadata" / "sourcey.jsonl")).releases}
+    assert read["1.2"].metadata == "unknown" and read["1.0"].metadata is None
+
+
+@pytest.mark.parametrize("limit", ["SDIST_LIMIT", "PKG_INFO_LIMIT"])
+def test_an_sdist_or_pkg_info_over_the_bound_is_not_read(database, index, monkeypatch, limit):
+    monkeypatch.setattr(index_module, limit, 20)
+    result = sync_packages(database, index, "sourcey")
+    assert result.how == {"unreadable": 4, "range": 1} and result.unknown == 4
+    assert releases(database, "sourcey")["1.0"]["metadata"] == "unknown"
+
+
+def test_the_header_lists_every_version_on_the_index(database, index):
+    assert run_sync(database, index).exit_code == 0
+    beta = snapshot(database, "beta")
+    assert beta["versions"] == ["0.8", "0.9", "1.0", "1.1"] and beta["yanked"] == ["1.0"]
+    assert beta["tracked"] is True
+    assert snapshot(database, "alpha")["versions"] == ["1.0", "2.0", "2.1rc1"]
+    path = str(database / "metadata" / "beta.jsonl")
+    assert read_header(path) == {k: v for k, v in beta.items() if k != "releases"}
+    header, _ = lazy_releases(path)
+    assert header["versions"] == beta["versions"]
+    assert "versions" not in snapshot(database, "beta.wheels")  # the snapshot's to list
+
+
+def test_a_required_project_the_index_lacks_is_recorded_not_fatal(database, index):
+    result = sync(load_plan(str(database / "sync.toml")), str(database / "metadata"), IndexClient(index.url, retries=0))
+    # alpha 2.0 requires numpy; beta 1.0 requires torchish on s390x only: any platform counts
+    assert result.missing == ["numpy", "torchish"]
+    assert result.untracked == [] and sorted(result.written) == ["alpha", "beta"]
+
+
+# -- the closure -------------------------------------------------------------------
+
+
+def test_the_closure_reaches_untracked_packages_with_the_releases_required(database, index):
+    result = sync_packages(database, index, "chain-a")
+    assert versions(database, "chain-a") == ["1.0"]
+    # chain-a requires chain-b>=2,<3: 2.0 is older than the window, 2.2rc1 a
+    # pre-release no requirement names, 3.0 out of range
+    assert versions(database, "chain-b") == ["2.1"]
+    assert snapshot(database, "chain-b")["versions"] == ["1.0", "2.0", "2.1", "2.2rc1", "3.0"]
+    assert versions(database, "chain-c") == ["1.0", "1.1"]  # chain-b requires chain-c>=1.0
+    assert versions(database, "chain-g") == ["2.0rc1", "2.0"]  # chain-g>=2.0rc1 names a pre-release
+    assert snapshot(database, "chain-a")["tracked"] is True and snapshot(database, "chain-b")["tracked"] is False
+    assert result.untracked == ["chain-b", "chain-c", "chain-d", "chain-e", "chain-g"]
+    assert result.missing == ["chain-missing"]
+    assert result.invalid == 1  # "not a requirement!!" is skipped
+
+
+def test_the_closure_follows_markers_and_requested_extras_only(database, index):
+    sync_packages(database, index, "chain-a")
+    # chain-d is required on win32 only: some stack may run there
+    assert versions(database, "chain-d") == ["1.0"]
+    # chain-b requires chain-c[fast], whose "fast" lines name chain-e
+    assert "1.0" in versions(database, "chain-e")
+    # nothing requests chain-c[slow] or chain-a[never]
+    assert not (database / "metadata" / "chain-f.jsonl").exists()
+    assert not (database / "metadata" / "chain-x.jsonl").exists()
+
+
+def test_the_closure_ends_on_cycles_and_keeps_the_newest_release_an_unmet_requirement_needs(database, index):
+    sync_packages(database, index, "chain-a")
+    # chain-a -> chain-b -> chain-c -> chain-a, and chain-d <-> chain-e;
+    # chain-d needs chain-e<1, met only by 0.5, older than the window
+    assert versions(database, "chain-e") == ["0.5", "1.0"]
+
+
+def test_a_tracked_package_reached_from_another_keeps_its_whole_window(database, index):
+    (database / "sync.toml").write_text('schema = 1\nsince = 2026-01-01\npackages = ["chain-a", "chain-c"]\n')
+    result = run_sync(database, index, "--package", "chain-b")
+    assert result.exit_code == 0, result.output
+    # chain-c is tracked: 2.0b1 is in its window though no requirement names it
+    assert versions(database, "chain-c") == ["1.0", "1.1", "2.0b1"]
+    assert snapshot(database, "chain-c")["tracked"] is True and snapshot(database, "chain-e")["tracked"] is False
+
+
+def test_the_same_index_gives_the_same_bytes_whatever_the_workers(database, index, tmp_path):
+    sync_packages(database, index, "chain-a", "built", "sourcey", workers=1)
+    one = {p.name: p.read_bytes() for p in (database / "metadata").iterdir()}
+    for path in (database / "metadata").iterdir():
+        path.unlink()
+    sync_packages(database, index, "chain-a", "built", "sourcey", workers=8)
+    assert {p.name: p.read_bytes() for p in (database / "metadata").iterdir()} == one
+
+
+def test_the_client_counts_every_request_across_threads(database, index):
+    result = sync_packages(database, index, "chain-a", "built", "sourcey", workers=8)
+    assert result.requests == len(index.requests)
+
+
+def test_a_release_requiring_its_own_package_only_adds_extras():
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from compat.knowledge.index import ReleaseMetadata
+    from compat.knowledge.sync import _demands
+
+    def release(*lines):
+        return ReleaseMetadata("1.0", None, None, list(lines), False, "x-1.0-py3-none-any.whl", "range")
+
+    fetched = {
+        ("app", Version("1.0")): release("lib[all]"),
+        ("lib", Version("1.0")): release('lib[gpu]>=0.5; extra == "all"', 'cuda-thing; extra == "gpu"'),
+    }
+    # lib[all] means lib[gpu] of the same release: ">=0.5" admits no other lib
+    assert _demands(fetched) == {"lib": {SpecifierSet("")}, "cuda-thing": {SpecifierSet("")}}

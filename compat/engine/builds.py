@@ -68,6 +68,9 @@ class Platform(NamedTuple):
     def accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
         """False if an installer on this stack would not take a wheel with
         this tag; otherwise the glibc it needs (None: none)."""
+        return _accepts(self, interpreter, abi, platform_tag)
+
+    def _accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
         floor = self.glibc_of(platform_tag)
         if floor is False:
             return False
@@ -76,6 +79,12 @@ class Platform(NamedTuple):
         if (interpreter, abi) not in _interpreters(self.python):
             return False
         return floor
+
+
+@functools.lru_cache(maxsize=4096)
+def _accepts(platform: Platform, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
+    # the same few tags recur across every release of a package
+    return platform._accepts(interpreter, abi, platform_tag)
 
 
 @functools.lru_cache(maxsize=16)

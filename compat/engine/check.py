@@ -179,8 +179,8 @@ class _Checker:
                     f"wheel:{name}",
                     "error",
                     f"no release of {name} that {name}{spec_text(spec.specifier)} admits can run on this stack: "
-                    f"none has both a wheel for CPython {self.stack.system.python} on {self.stack.system.platform}"
-                    + (f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else "")
+                    f"none admits Python {self.stack.system.python}, has a wheel for {self.stack.system.platform}"
+                    + (f" with glibc {self.stack.system.glibc}" if self.stack.system.glibc else "")
                     + " and a build that fits its CUDA, driver and GPU",
                     (name, "python"),
                     "platform",
@@ -264,9 +264,11 @@ class _Checker:
         """A requirement that only a release absent from the index would meet:
         no installer can install `release`. Reported, and True."""
         component = self.db.component(need.name)
-        if component is None or component.index_versions is None:
+        if component is None or component.index_listed is None:
             return False
-        if any(need.specifier.contains(v, prereleases=True) for v in (*component.index_versions, *component.releases)):
+        if any(need.specifier.contains(v, prereleases=True) for v in component.releases):
+            return False
+        if any(need.specifier.contains(v, prereleases=True) for v in component.index_versions or ()):
             return False
         self.add(
             f"missing:{release.package}=={release.version}:{need.name}",
@@ -496,7 +498,8 @@ class _Checker:
             if release.is_yanked:
                 self.add(f"yanked:{name}=={version}", "warning", f"{name} {version} was yanked from the index",
                          (name,), "status", "metadata")
-            elif release.is_prerelease:
+            elif release.is_prerelease and name in self.stack.packages:
+                # (one the resolution brings in is what an installer must take: its requirer names it)
                 self.add(
                     f"pre-release:{name}=={version}",
                     "warning",
@@ -578,7 +581,7 @@ class _Checker:
         """Each release's wheels against the platform and glibc, and the build
         the stack installs against its CUDA, driver, accelerator and GPU."""
         platform = Platform(self.stack.system)
-        floors: list[tuple[tuple[int, int], str]] = []
+        floors: list[tuple[tuple[int, int], str, Release]] = []
         for name, version in sorted(versions.items()):
             release = self.release_of(name, version)
             component = self.db.component(name)
@@ -600,7 +603,7 @@ class _Checker:
                     found=", ".join(fit.platforms),
                 )
             elif fit.glibc is not None and self.stack.system.glibc is None:
-                floors.append((fit.glibc, who))
+                floors.append((fit.glibc, who, release))
             spec = self.stack.packages.get(name)
             selected, problem = select_build(component, release, spec, self.stack)
             if problem is not None:
@@ -610,7 +613,7 @@ class _Checker:
             if selected is not None:
                 self.build(release, selected)
         if floors:
-            need, who = max(floors)
+            need, who, release = max(floors, key=lambda f: (f[0], f[1]))
             self.add(
                 "glibc:unknown",
                 "info",
@@ -619,6 +622,7 @@ class _Checker:
                 (who.split()[0],),
                 "platform",
                 "metadata",
+                self.db.metadata_source(release, "wheel tags"),
             )
 
     def build(self, release: Release, selected: Selected) -> None:

@@ -11,6 +11,7 @@ within the stack's ranges, versions that satisfy all of them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -119,6 +120,11 @@ class Resolution:
     provider: StackProvider
 
 
+@functools.lru_cache(maxsize=4096)
+def _pins(specifier: SpecifierSet) -> bool:
+    return any(s.operator in ("==", "===") for s in specifier)
+
+
 def _key(name: str, extras: frozenset[str]) -> str:
     return f"{name}[{','.join(sorted(extras))}]" if extras else name
 
@@ -126,9 +132,21 @@ def _key(name: str, extras: frozenset[str]) -> str:
 class StackProvider(AbstractProvider):  # type: ignore[type-arg]
     """Answers resolvelib's questions from the database and the stack."""
 
-    def __init__(self, stack: Stack, db: Database, *, pre: bool = False, near: Mapping[str, Version] | None = None) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        db: Database,
+        *,
+        pre: bool = False,
+        near: Mapping[str, Version] | None = None,
+        closure: bool = False,
+    ) -> None:
         self.stack = stack
         self.db = db
+        # The packages resolved: with `closure`, every one the database holds
+        # (what an installer installs); otherwise those through which a
+        # tracked package or one the stack names can be constrained.
+        self.scope = None if closure else db.relevant(stack.packages)
         self.pre = pre
         # Packages to try nearest to a version first (suggestions look for the
         # smallest move), rather than newest first.
@@ -136,6 +154,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.environment = stack.system.marker_environment()
         self.platform = Platform(stack.system)
         self._fits: dict[tuple[str, Version], bool] = {}
+        # id(specifier) -> (the specifier, kept so its id stays its own; version -> contains)
+        self._satisfied: dict[int, tuple[SpecifierSet, dict[Version, bool]]] = {}
         self.facts = StackFacts(stack, {})
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
@@ -180,9 +200,13 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Any,
     ) -> Any:
-        needs = [info.requirement for info in information[identifier]]
-        pinned = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
-        from_stack = any(n.parent is None for n in needs)
+        pinned = from_stack = False
+        for info in information[identifier]:
+            need = info.requirement
+            if need.parent is None:
+                from_stack = True
+            if not pinned and _pins(need.specifier):
+                pinned = True
         return (not pinned, not from_stack, identifier)
 
     def find_matches(
@@ -207,11 +231,23 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         return matches
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
-        if candidate.version is None:
+        # resolvelib asks again, every round, whether each pin still meets each
+        # requirement: the answers are remembered per specifier object (each
+        # Need lives as long as the provider, in its dependency cache).
+        version = candidate.version
+        if version is None:
             if candidate.within is None:
                 return True
             return overlap(requirement.specifier, candidate.within)
-        return requirement.specifier.contains(candidate.version, prereleases=True)
+        specifier = requirement.specifier
+        known = self._satisfied.get(id(specifier))
+        if known is None:
+            known = self._satisfied[id(specifier)] = (specifier, {})
+        answers = known[1]
+        answer = answers.get(version)
+        if answer is None:
+            answer = answers[version] = specifier.contains(version, prereleases=True)
+        return answer
 
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
         if candidate.name.startswith(VIRTUAL_PREFIX) or candidate.release is None:
@@ -269,7 +305,9 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         return needs
 
     def _wanted(self, name: str) -> bool:
-        return name in self.stack.packages or name in self.db.names()
+        if name in self.stack.packages:
+            return True
+        return name in self.db.names() and (self.scope is None or name in self.scope)
 
     def _marker(self, marker: Any, extra: str) -> bool:
         return bool(marker.evaluate({**self.environment, "extra": extra}))
@@ -283,6 +321,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         """
         if need.name in self.stack.packages:
             return True
+        if self.scope is not None and need.name not in self.scope:
+            return False
         component = self.db.component(need.name)
         if component is None or not component.releases:
             return False
@@ -344,19 +384,25 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return True
         spec = self.stack.packages.get(candidate.name)
         if spec is not None and spec.pinned is not None:
-            return True
+            # no installer installs a pin without a wheel for the platform (the check says which);
+            # its Python and build are judged as requirements and findings
+            return wheel_fit(release, self.platform).installable is not False
         return self.installable(release)
 
     def installable(self, release: Release) -> bool:
-        """Whether `release` can run on this stack: an installer would take one
-        of its wheels (True when the snapshot records no wheel tags), and the
+        """Whether `release` can run on this stack: its Requires-Python admits
+        the stack's Python, an installer would take one of its wheels (True
+        when the snapshot records no wheel tags), and the
         build it installs fits the stack's CUDA, driver and GPU. Ranges resolve
         among these only, so a suggestion never proposes a release without a
         build for the machine."""
         key = (release.package, release.version)
         fits = self._fits.get(key)
         if fits is None:
-            fits = wheel_fit(release, self.platform).installable is not False
+            # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
+            python = release.requires_python
+            fits = python is None or python.contains(self.stack.system.python, prereleases=True)
+            fits = fits and wheel_fit(release, self.platform).installable is not False
             component = self.db.component(release.package)
             if fits and component is not None:
                 selected, _ = select_build(component, release, self.stack.packages.get(release.package), self.stack)
@@ -387,6 +433,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = SpecifierSet()
         versions = self.known_versions(name, allowed, [n.specifier for n in needs])
         if spec is not None and not versions:
+            if any(allowed.contains(v, prereleases=True) for v in releases):
+                return []  # it holds such releases, all yanked: none satisfies a range (PEP 592)
             # The stack asks for releases the database does not hold: judge
             # nothing about them rather than report a false conflict.
             return [Candidate(name, None, extras, within=spec.specifier)]
@@ -440,9 +488,12 @@ def resolve(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     pre: bool = False,
     near: Mapping[str, Version] | None = None,
+    closure: bool = False,
 ) -> Resolution:
-    """Resolve the stack's packages and the tracked packages they need."""
-    provider = StackProvider(stack, db, pre=pre, near=near)
+    """Resolve the stack's packages and what they need: the packages that
+    bear on the tracked ones and the stack's own, or with `closure` every
+    dependency the database holds (for lock files)."""
+    provider = StackProvider(stack, db, pre=pre, near=near, closure=closure)
     resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
     try:
         result = resolver.resolve(stack_needs(stack), max_rounds=max_rounds)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -26,6 +28,7 @@ from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import Table
 from .catalog import Gpu, GpuCatalog
+from .graph import read_graph, relevant
 from .conditions import Condition, ConditionError, parse_condition
 from .model import (
     DEFAULT_SEVERITY,
@@ -70,6 +73,8 @@ class Database:
         self._source_blocks: dict[str, str] = {}
         self._names: set[str] | None = None
         self._drivers: dict[int, tuple[Version, str]] | None = None
+        self._graph: dict[str, Any] | None = None
+        self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -89,7 +94,10 @@ class Database:
                 for f in os.listdir(self.constraints_dir)
                 if f.endswith(".toml") and not f.startswith("_")
             }
-            if os.path.isdir(self.metadata_dir):
+            graph = self.graph()
+            if graph:
+                names.update(graph["packages"])  # hundreds of snapshots: no need to list the folder
+            elif os.path.isdir(self.metadata_dir):
                 names.update(
                     f[: -len(".jsonl")]
                     for f in os.listdir(self.metadata_dir)
@@ -112,6 +120,21 @@ class Database:
         if self._catalog is None:
             self._catalog = GpuCatalog.load(os.path.join(self.root, "gpus.toml"))
         return self._catalog
+
+    def relevant(self, named: Iterable[str]) -> frozenset[str] | None:
+        """The packages a check of a stack naming `named` must resolve (see
+        graph.py), or None when the database has no graph (then: all)."""
+        key = frozenset(named)
+        if key not in self._relevant:
+            graph = self.graph()
+            self._relevant[key] = frozenset(relevant(graph, key)) if graph else None
+        return self._relevant[key]
+
+    def graph(self) -> dict[str, Any]:
+        """The snapshots' names graph (``metadata/_graph.json``), or {} without one."""
+        if self._graph is None:
+            self._graph = read_graph(self.metadata_dir) or {}
+        return self._graph
 
     def driver_floors(self) -> dict[int, tuple[Version, str]]:
         """CUDA major -> the oldest NVIDIA driver (Linux) it runs on, and the source ID (``cuda.toml``)."""
@@ -210,7 +233,9 @@ class Database:
             component.tracked = header.get("tracked", True) is not False
             listed = header.get("versions")
             if listed is not None:
-                component.index_versions = _index_versions(listed, snapshot_path)
+                if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+                    raise DatabaseError("expected a list of version strings", file=snapshot_path, line=1, key="versions")
+                component.index_listed = tuple(listed)
             for release in releases:
                 curated = component.releases.get(release.version)
                 component.releases[release.version] = _overlay(release, curated) if curated else release
@@ -235,18 +260,6 @@ def _load_drivers(path: str) -> dict[int, tuple[Version, str]]:
         assert floor is not None
         out[int(major)] = (floor, table.text("source", required=True))  # type: ignore[assignment]
     return out
-
-
-def _index_versions(listed: object, path: str) -> frozenset[Version]:
-    if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
-        raise DatabaseError("expected a list of version strings", file=path, line=1, key="versions")
-    out = set()
-    for text in listed:
-        try:
-            out.add(Version(text))
-        except InvalidVersion:
-            continue  # the index lists it, no installer can ask for it by a PEP 440 specifier
-    return frozenset(out)
 
 
 def _date_or_none(text: str) -> _dt.date | None:

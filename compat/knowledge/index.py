@@ -6,9 +6,16 @@ project's files; a file's core metadata comes from its PEP 658 / PEP 714
 wheel's ``*.dist-info/METADATA`` member read with HTTP range requests (the
 way pip's lazy wheel does: the end of the zip, its central directory, then
 the one member), and only when the server will not serve ranges, from the
-whole wheel.
+whole wheel. A release with no wheel is read from its sdist's ``PKG-INFO``,
+which PEP 643 makes binding from Metadata-Version 2.2 on, for the fields it
+does not mark ``Dynamic``.
 
-Standard library only (urllib, zipfile): nothing here runs during a check.
+Of a release's files, the one read is the one an installer would take: not a
+yanked file when the release has others, and among wheels that differ only by
+their build tag, the highest build (PEP 427).
+
+Standard library only (urllib, zipfile, tarfile): nothing here runs during a
+check. One client may be shared by threads.
 """
 
 from __future__ import annotations
@@ -16,11 +23,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tarfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,15 +43,22 @@ from packaging.utils import (
     parse_sdist_filename,
     parse_wheel_filename,
 )
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from ..errors import PackageIndexError
 
-__all__ = ["IndexClient", "IndexFile", "ReleaseMetadata", "DEFAULT_INDEX"]
+__all__ = ["IndexClient", "IndexFile", "NotFound", "ReleaseMetadata", "DEFAULT_INDEX"]
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 _JSON = "application/vnd.pypi.simple.v1+json"
 _USER_AGENT = "compat-db-sync (+https://github.com/compat-dev/compat)"
+
+SDIST_LIMIT = 200 * 1024 * 1024  # the largest sdist downloaded to read its PKG-INFO
+PKG_INFO_LIMIT = 4 * 1024 * 1024  # the largest PKG-INFO accepted (a long description, not more)
+
+
+class NotFound(PackageIndexError):
+    """The index has no such project or file (HTTP 404 or 410)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +78,16 @@ class IndexFile:
     def is_wheel(self) -> bool:
         return self.filename.endswith(".whl")
 
+    @property
+    def tag(self) -> str:
+        """A wheel's tag as its filename writes it (``cp312-cp312-manylinux_2_28_x86_64``)."""
+        return "-".join(self.filename[: -len(".whl")].split("-")[-3:])
+
+    @property
+    def build(self) -> tuple[int, str] | tuple[()]:
+        """A wheel's PEP 427 build tag, as packaging compares them (``()`` when it has none)."""
+        return parse_wheel_filename(self.filename)[2]
+
 
 @dataclass(frozen=True)
 class ReleaseMetadata:
@@ -70,8 +97,10 @@ class ReleaseMetadata:
     requires_dist: list[str]
     yanked: bool
     filename: str
-    how: str  # "metadata-file", "range", "download"
+    how: str  # "metadata-file", "range", "download", "sdist", or "unreadable" (an sdist not read)
     wheels: tuple[dict[str, Any], ...] = ()  # every wheel of the release: file, url, sha256, size
+    tags: tuple[str, ...] = ()  # the distinct tags of the wheels an installer considers, sorted
+    known: bool = True  # False: the requirements could not be read, and are not "none"
 
 
 class IndexClient:
@@ -91,29 +120,34 @@ class IndexClient:
         self.retries = retries
         self.backoff = backoff
         self._open = opener or urllib.request.urlopen
+        self._count = threading.Lock()
         self.requests = 0
 
     # -- HTTP ---------------------------------------------------------------
 
-    def _request(self, url: str, *, headers: dict[str, str] | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+    def _request(
+        self, url: str, *, headers: dict[str, str] | None = None, method: str = "GET", limit: int | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One request, retried with backoff; a body over `limit` bytes raises _TooLarge unread."""
         headers = {"User-Agent": _USER_AGENT, **(headers or {})}
         last: Exception | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
-            self.requests += 1
+            with self._count:  # `+=` on an attribute is not atomic across threads
+                self.requests += 1
             request = urllib.request.Request(url, headers=headers, method=method)
             try:
                 with self._open(request, timeout=self.timeout) as response:
+                    answer = {k.lower(): v for k, v in response.headers.items()}
                     if method == "HEAD" or ("Range" in headers and response.status == 200):
                         # A server that ignores Range would send the whole
                         # file: stop before reading it.
-                        return response.status, {k.lower(): v for k, v in response.headers.items()}, b""
-                    body = response.read()
-                    return response.status, {k.lower(): v for k, v in response.headers.items()}, body
+                        return response.status, answer, b""
+                    return response.status, answer, _body(response, answer, limit)
             except urllib.error.HTTPError as exc:
                 if exc.code in (404, 410):
-                    raise PackageIndexError(f"{url}: not found on the index (HTTP {exc.code})") from None
+                    raise NotFound(f"{url}: not found on the index (HTTP {exc.code})") from None
                 if exc.code == 416:
                     return 416, {k.lower(): v for k, v in exc.headers.items()}, b""
                 last = exc
@@ -188,29 +222,84 @@ class IndexClient:
         except zipfile.BadZipFile as exc:
             raise PackageIndexError(f"{file.url}: not a valid wheel ({exc})") from None
 
+    def sdist_metadata(self, file: IndexFile) -> tuple[str | None, str]:
+        """The PKG-INFO text of an sdist and how it was obtained; None when
+        the sdist is too large, or holds no PKG-INFO this reader accepts."""
+        if file.metadata:
+            return self.metadata(file)
+        if file.size is not None and file.size > SDIST_LIMIT:
+            return None, "unreadable"
+        try:
+            _, _, body = self._request(file.url, limit=SDIST_LIMIT)
+        except _TooLarge:
+            return None, "unreadable"
+        if file.sha256 and hashlib.sha256(body).hexdigest() != file.sha256:
+            raise PackageIndexError(f"{file.url}: sha256 does not match the index's")
+        member = _pkg_info(body, file.filename)
+        if member is None:
+            return None, "unreadable"
+        try:
+            return member.decode("utf-8"), "sdist"
+        except UnicodeDecodeError:
+            return None, "unreadable"
+
     def release(self, files: list[IndexFile]) -> ReleaseMetadata:
-        """Metadata of one release, from the wheel most likely to be used."""
-        wheel = _preferred_wheel(files)
-        text, how = self.metadata(wheel)
-        raw, _ = parse_email(text)
+        """Metadata of one release, from the file an installer would most likely use.
+
+        That is a wheel when the release has one. Otherwise it is the sdist,
+        whose requirements count only where PEP 643 makes them binding; when
+        they are not, the release is recorded with `known` False, never as a
+        release without requirements.
+        """
+        candidates = _installable(files)
+        wheels = [f for f in candidates if f.is_wheel]
+        raw: dict[str, Any]
+        if wheels:
+            chosen = _preferred_wheel(wheels)
+            text, how = self.metadata(chosen)
+            raw, known = parse_email(text)[0], True
+        else:
+            chosen = _preferred_sdist(candidates)
+            pkg_info, how = self.sdist_metadata(chosen)
+            raw = parse_email(pkg_info)[0] if pkg_info is not None else {}
+            known = pkg_info is not None and _static_requirements(raw)
         return ReleaseMetadata(
-            version=str(wheel.version),
+            version=str(chosen.version),
             uploaded=min((f.uploaded for f in files if f.uploaded), default=None),
-            requires_python=raw.get("requires_python"),
-            requires_dist=list(raw.get("requires_dist", [])),
+            requires_python=raw.get("requires_python") if known else None,
+            requires_dist=list(raw.get("requires_dist", [])) if known else [],
             yanked=all(f.yanked for f in files),
-            filename=wheel.filename,
+            filename=chosen.filename,
             how=how,
             wheels=tuple(
                 {k: v for k, v in (("file", f.filename), ("url", f.url), ("sha256", f.sha256), ("size", f.size)) if v}
                 for f in sorted(files, key=lambda f: f.filename)
                 if f.is_wheel and not f.yanked
             ),
+            tags=tuple(sorted({f.tag for f in wheels})),
+            known=known,
         )
 
 
 class _NoRanges(Exception):
     pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _body(response: Any, headers: dict[str, str], limit: int | None) -> bytes:
+    """The response body, refused unread when it announces more than `limit` bytes."""
+    if limit is None:
+        return response.read()
+    announced = headers.get("content-length", "")
+    if announced.isdigit() and int(announced) > limit:
+        raise _TooLarge
+    body = response.read(limit + 1)
+    if len(body) > limit:
+        raise _TooLarge
+    return body
 
 
 class _RangeReader(io.RawIOBase):
@@ -285,16 +374,13 @@ def _read_member(wheel: zipfile.ZipFile, file: IndexFile) -> str:
 
 def _file(entry: dict[str, Any], page: str) -> IndexFile | None:
     filename = entry["filename"]
-    if filename.endswith(".whl"):
-        try:
+    try:
+        if filename.endswith(".whl"):
             _, version, _, _ = parse_wheel_filename(filename)
-        except InvalidWheelFilename:
-            raise ValueError(filename) from None
-    else:
-        try:
+        else:
             _, version = parse_sdist_filename(filename)
-        except InvalidSdistFilename:
-            return None  # an egg, an installer: not something pip installs from here
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None  # an egg, an installer, a name pip rejects: not something pip installs from here
     metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
     yanked = entry.get("yanked", False)
     return IndexFile(
@@ -309,16 +395,30 @@ def _file(entry: dict[str, Any], page: str) -> IndexFile | None:
     )
 
 
-def _preferred_wheel(files: list[IndexFile]) -> IndexFile:
+def _installable(files: list[IndexFile]) -> list[IndexFile]:
+    """The files an installer considers: the release's unyanked ones, or all
+    of them when the whole release is yanked (pip still installs it for an
+    ``==`` pin, PEP 592)."""
+    return [f for f in files if not f.yanked] or list(files)
+
+
+def _newest_builds(wheels: list[IndexFile]) -> list[IndexFile]:
+    """Of wheels equal but for their build tag, the highest build: the one
+    pip installs (PEP 427: the build tag breaks ties, and no tag sorts lowest)."""
+    best: dict[str, IndexFile] = {}
+    for wheel in wheels:
+        if wheel.tag not in best or wheel.build > best[wheel.tag].build:
+            best[wheel.tag] = wheel
+    return list(best.values())
+
+
+def _preferred_wheel(wheels: list[IndexFile]) -> IndexFile:
     """The wheel a Linux x86-64 CPython install would most likely pick.
 
     Requires-Dist is the same across the wheels of a release for the packages
     tracked here (platform differences are written as markers), so any wheel
     would do; preferring the common one keeps snapshots stable.
     """
-    wheels = [f for f in files if f.is_wheel]
-    if not wheels:
-        raise PackageIndexError(f"{files[0].filename}: release {files[0].version} has no wheel")
 
     def score(file: IndexFile) -> tuple[int, int, str]:
         name = file.filename
@@ -326,4 +426,66 @@ def _preferred_wheel(files: list[IndexFile]) -> IndexFile:
         linux = "manylinux" in name and "x86_64" in name
         return (universal or linux, "cp312" in name or "abi3" in name or universal, name)
 
-    return max(wheels, key=score)
+    return max(_newest_builds(wheels), key=score)
+
+
+def _preferred_sdist(sdists: list[IndexFile]) -> IndexFile:
+    """The sdist to read: the standard .tar.gz (PEP 625) before a legacy .zip."""
+    return min(sdists, key=lambda f: (not f.filename.endswith(".tar.gz"), f.filename))
+
+
+def _static_requirements(raw: dict[str, Any]) -> bool:
+    """Whether an sdist's Requires-Dist and Requires-Python are the ones its
+    wheels will have: PEP 643 promises so from Metadata-Version 2.2 on, for
+    fields not listed in ``Dynamic``; before it, nothing is promised."""
+    try:
+        version = Version(raw.get("metadata_version", ""))
+    except InvalidVersion:
+        return False
+    dynamic = {field.lower() for field in raw.get("dynamic", [])}
+    return version >= Version("2.2") and not dynamic & {"requires-dist", "requires-python"}
+
+
+def _pkg_info(body: bytes, filename: str) -> bytes | None:
+    """The ``<name>-<version>/PKG-INFO`` member of an sdist, or None.
+
+    The member is read into memory, never extracted, and refused above
+    PKG_INFO_LIMIT bytes. A malformed archive gives None: pip could not
+    build it either.
+    """
+    stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else filename[: -len(".zip")]
+    try:
+        if filename.endswith(".zip"):
+            return _zip_pkg_info(body, stem)
+        return _tar_pkg_info(body, stem)
+    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError):
+        return None
+
+
+def _pick_pkg_info(names: list[str], stem: str) -> str | None:
+    """``<stem>/PKG-INFO``, else the only top-level ``*/PKG-INFO`` (an older
+    sdist whose folder is spelled unlike its file)."""
+    if f"{stem}/PKG-INFO" in names:
+        return f"{stem}/PKG-INFO"
+    top = [n for n in names if n.count("/") == 1 and n.endswith("/PKG-INFO")]
+    return top[0] if len(top) == 1 else None
+
+
+def _zip_pkg_info(body: bytes, stem: str) -> bytes | None:
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        name = _pick_pkg_info(archive.namelist(), stem)
+        if name is None or archive.getinfo(name).file_size > PKG_INFO_LIMIT:
+            return None
+        with archive.open(name) as member:
+            data = member.read(PKG_INFO_LIMIT + 1)
+    return data if len(data) <= PKG_INFO_LIMIT else None
+
+
+def _tar_pkg_info(body: bytes, stem: str) -> bytes | None:
+    with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as archive:
+        members = {m.name: m for m in archive.getmembers() if m.isfile()}
+        name = _pick_pkg_info(list(members), stem)
+        if name is None or members[name].size > PKG_INFO_LIMIT:
+            return None
+        handle = archive.extractfile(members[name])
+        return handle.read() if handle is not None else None

@@ -9,6 +9,7 @@ from .._names import normalize
 from ..errors import CompatError
 from .catalog import GpuCatalog, lookup_key
 from .database import Database
+from .graph import GRAPH_FILE, build_graph
 from .snapshot import check_requirements, read_snapshot
 
 __all__ = ["Problem", "lint_database"]
@@ -140,6 +141,9 @@ def lint_database(db: Database) -> list[Problem]:
             cite(build.file, f"{key}.source", build.source)
             if component.releases and not any(build.covers(v) for v in component.releases):
                 add(build.file, f"{key}.releases", f"{build.releases} covers no release of {component.name} in the database")
+    if db.graph() and db.graph() != build_graph(db.metadata_dir):
+        add(os.path.join(db.metadata_dir, GRAPH_FILE), None,
+            "does not match the snapshots (compat db sync writes it)")
     try:
         floors = db.driver_floors()
     except CompatError as exc:

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from .conditions import Condition
 
@@ -380,9 +380,25 @@ class Component:
     file: str | None = None
     snapshot_taken: _dt.date | None = None
     snapshot_index: str | None = None
-    # Every version the index listed when the snapshot was taken (None: not recorded).
-    index_versions: frozenset[Version] | None = None
+    # Every version the index listed when the snapshot was taken, as written (None: not recorded).
+    index_listed: tuple[str, ...] | None = None
     tracked: bool = True
+    _index_versions: frozenset[Version] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def index_versions(self) -> frozenset[Version] | None:
+        """The index's whole release list, parsed on first use (most checks never ask)."""
+        if self.index_listed is None:
+            return None
+        if self._index_versions is None:
+            parsed = set()
+            for text in self.index_listed:
+                try:
+                    parsed.add(Version(text))
+                except InvalidVersion:
+                    continue  # listed, but no installer can ask for it by a PEP 440 specifier
+            self._index_versions = frozenset(parsed)
+        return self._index_versions
     _newest_first: list[Version] | None = field(default=None, repr=False, compare=False)
 
     def release(self, version: Version) -> Release | None:

@@ -1,11 +1,16 @@
-"""Snapshots of the real package metadata of tracked releases.
+"""Snapshots of the real package metadata of releases on the index.
 
 One JSON Lines file per package under ``data/metadata/``, as `compat db
-sync` writes it: a header (package, index, the date it was taken), then one
-line per release with its Requires-Python and Requires-Dist as the index
-serves them. A check reads only the files of the packages it needs, lists
-their releases from the start of each line, and decodes a line only when
-it needs that release's requirements.
+sync` writes it: a header (package, index, the date it was taken, whether
+sync.toml tracks the package, and every version the index lists, so that a
+check can tell a release that does not exist from one that was not
+recorded), then one line per release with its Requires-Python and
+Requires-Dist as the index serves them and the tags of its wheels; a
+release whose requirements could not be read says ``"metadata": "unknown"``
+(its empty Requires-Dist does not mean "none"). A check
+reads only the files of the packages it needs, lists their releases from
+the start of each line, and decodes a line only when it needs that
+release's requirements.
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from .._files import write_atomic
 from ..errors import DatabaseError
 from .model import Release
 
-__all__ = ["Snapshot", "SnapshotRelease", "read_snapshot", "write_snapshot"]
+__all__ = ["Snapshot", "SnapshotRelease", "read_header", "read_snapshot", "write_snapshot"]
 
 SCHEMA = 1
+
+
+UNKNOWN = "unknown"  # the "metadata" of a release whose requirements could not be read
 
 
 class SnapshotRelease(NamedTuple):
@@ -35,6 +43,8 @@ class SnapshotRelease(NamedTuple):
     yanked: bool = False
     file: str | None = None
     wheels: tuple[dict[str, Any], ...] = ()
+    tags: tuple[str, ...] | None = None  # None: not recorded (an older snapshot)
+    metadata: str | None = None  # UNKNOWN: requires_dist is empty because it could not be read
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"version": self.version}
@@ -46,6 +56,10 @@ class SnapshotRelease(NamedTuple):
             data["requires_python"] = self.requires_python
         if self.file:
             data["file"] = self.file
+        if self.metadata:
+            data["metadata"] = self.metadata
+        if self.tags is not None:
+            data["tags"] = sorted(self.tags)
         data["requires_dist"] = list(self.requires_dist)
         if self.wheels:
             data["wheels"] = [dict(w) for w in self.wheels]
@@ -57,16 +71,23 @@ class Snapshot(NamedTuple):
     index: str
     taken: str
     releases: list[SnapshotRelease]
+    tracked: bool | None = None  # whether data/sync.toml names the package (None: not recorded)
+    versions: tuple[str, ...] | None = None  # every version on the index, yanked ones too
+    yanked: tuple[str, ...] | None = None  # those all of whose files are yanked
+
+    def header(self) -> dict[str, Any]:
+        """The first line: the keys an older snapshot lacks are left out, not guessed."""
+        data: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "index": self.index, "taken": self.taken}
+        if self.tracked is not None:
+            data["tracked"] = self.tracked
+        for key, versions in (("versions", self.versions), ("yanked", self.yanked)):
+            if versions is not None:
+                data[key] = sorted(versions, key=Version)
+        return data
 
     def to_dict(self) -> dict[str, Any]:
         ordered = sorted(self.releases, key=lambda r: Version(r.version))
-        return {
-            "schema": SCHEMA,
-            "name": self.name,
-            "index": self.index,
-            "taken": self.taken,
-            "releases": [r.to_dict() for r in ordered],
-        }
+        return {**self.header(), "releases": [r.to_dict() for r in ordered]}
 
 
 _LINE = re.compile(r'^\{"version": "([^"]+)"(, "yanked": true)?')
@@ -84,7 +105,29 @@ def _header(line: str, file: str) -> dict[str, Any]:
     for key in ("name", "index", "taken"):
         if not isinstance(header.get(key), str):
             raise DatabaseError("expected a string", file=file, line=1, key=key)
+    if not isinstance(header.get("tracked", False), bool):
+        raise DatabaseError("expected true or false", file=file, line=1, key="tracked")
+    for key in ("versions", "yanked"):
+        if not _strings(header.get(key, [])):
+            raise DatabaseError("expected a list of version strings", file=file, line=1, key=key)
     return header
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def read_header(path: str) -> dict[str, Any]:
+    """The header of a snapshot, reading only its first line: what a caller
+    needs to know which versions exist without listing the releases."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+    except OSError as exc:
+        raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
+    if not first.strip():
+        raise DatabaseError("empty snapshot", file=path)
+    return _header(first, path)
 
 
 def _lines(path: str) -> list[str]:
@@ -106,9 +149,11 @@ def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
         raise DatabaseError(f"invalid JSON: {exc.msg}", file=file, line=number, column=exc.colno) from None
     if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
         raise DatabaseError("expected an object with a version string", file=file, line=number)
-    dist = entry.get("requires_dist", [])
-    if not isinstance(dist, list) or not all(isinstance(d, str) for d in dist):
-        raise DatabaseError("expected a list of strings", file=file, line=number, key="requires_dist")
+    for key in ("requires_dist", "tags"):
+        if not _strings(entry.get(key, [])):
+            raise DatabaseError("expected a list of strings", file=file, line=number, key=key)
+    if entry.get("metadata", UNKNOWN) != UNKNOWN:
+        raise DatabaseError(f"expected {UNKNOWN!r} or no key", file=file, line=number, key="metadata")
     for key in ("requires_python", "uploaded", "file"):
         if entry.get(key) is not None and not isinstance(entry[key], str):
             raise DatabaseError("expected a string", file=file, line=number, key=key)
@@ -135,9 +180,19 @@ def read_snapshot(path: str) -> Snapshot:
                 yanked=bool(entry.get("yanked", False)),
                 file=entry.get("file"),
                 wheels=tuple(wheels.get(entry["version"], entry.get("wheels", ()))),
+                tags=tuple(entry["tags"]) if "tags" in entry else None,
+                metadata=entry.get("metadata"),
             )
         )
-    return Snapshot(name=header["name"], index=header["index"], taken=header["taken"], releases=out)
+    return Snapshot(
+        name=header["name"],
+        index=header["index"],
+        taken=header["taken"],
+        releases=out,
+        tracked=header.get("tracked"),
+        versions=tuple(header["versions"]) if "versions" in header else None,
+        yanked=tuple(header["yanked"]) if "yanked" in header else None,
+    )
 
 
 WHEELS = ".wheels.jsonl"
@@ -171,12 +226,13 @@ def render_snapshot(snapshot: Snapshot) -> tuple[str, str]:
     same for the releases' wheels.
 
     Each line starts with the version (and the yanked mark), so that a
-    reader can list the releases without decoding them.
+    reader can list the releases without decoding them. The wheels file's
+    header names the package only: the versions are the snapshot's to list.
     """
     data = snapshot.to_dict()
     releases = data.pop("releases")
     lines = [json.dumps(data, ensure_ascii=False)]
-    wheel_lines = [json.dumps(data, ensure_ascii=False)]
+    wheel_lines = [json.dumps({k: data[k] for k in ("schema", "name", "index", "taken")}, ensure_ascii=False)]
     for entry in releases:
         wheels = entry.pop("wheels", [])
         lines.append(json.dumps(entry, ensure_ascii=False))

@@ -1,5 +1,15 @@
 """`compat db sync`: refresh the metadata snapshots from a package index.
 
+The snapshots are closed under requirements, as an installer would walk
+them: from the tracked packages (data/sync.toml), every requirement that
+applies without an extra, and the lines of the extras that requirements
+request, is followed into the packages it names, tracked or not, over all
+markers (some platform or Python may meet any of them). A tracked package
+keeps every release uploaded since the plan's date; an untracked one only
+the releases of that window some requirement admits. Either way, a
+requirement that no kept release meets also keeps the newest release on the
+index that does.
+
 All snapshots are computed first and written only when every package was
 read: a failing, slow or malformed index leaves the old snapshots as they
 were. Each file is written atomically, and only when its content changed.
@@ -8,31 +18,46 @@ were. Each file is written atomically, and only when its content changed.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from .. import _toml
 from ..errors import DatabaseError
 from ._schema import Table
-from .index import DEFAULT_INDEX, IndexClient, IndexFile, ReleaseMetadata
-from .snapshot import Snapshot, SnapshotRelease, write_snapshot
+from .index import DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata
+from .graph import write_graph
+from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, write_snapshot
 
 T = TypeVar("T")
 
 __all__ = ["SyncPlan", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
 
+Listing = dict[Version, list[IndexFile]]  # a project's releases: version -> its files
+Key = tuple[str, Version]
+
 
 @dataclass
 class SyncPlan:
+    """What to sync: `packages` are where the walk starts (sync.toml's, or
+    the ones `--package` names), `tracked` are sync.toml's. A package in
+    either keeps its whole window wherever the walk reaches it, so that a
+    partial run never rewrites a tracked snapshot as an untracked one."""
+
     packages: list[str]
     since: _dt.date
+    tracked: frozenset[str] = frozenset()
+
+    def is_tracked(self, name: str) -> bool:
+        return name in self.tracked or name in self.packages
 
 
 @dataclass
@@ -42,6 +67,10 @@ class SyncResult:
     releases: int = 0
     requests: int = 0
     how: dict[str, int] = field(default_factory=dict)
+    untracked: list[str] = field(default_factory=list)  # packages snapshotted because something requires them
+    missing: list[str] = field(default_factory=list)  # required, but not on the index
+    unknown: int = 0  # releases whose requirements could not be read (sdists without static metadata)
+    invalid: int = 0  # Requires-Dist lines that do not parse, and were not followed
 
 
 def load_plan(path: str) -> SyncPlan:
@@ -54,23 +83,12 @@ def load_plan(path: str) -> SyncPlan:
     packages = [str(canonicalize_name(p)) for p in table.strings("packages")]
     if not packages:
         raise table.error("lists no package", "packages")
-    return SyncPlan(packages=packages, since=since)
+    return SyncPlan(packages=packages, since=since, tracked=frozenset(packages))
 
 
 def index_url_from_environment(explicit: str | None) -> str:
     """`--index-url`, else PIP_INDEX_URL (as pip reads it), else the public index."""
     return explicit or os.environ.get("PIP_INDEX_URL") or DEFAULT_INDEX
-
-
-def _releases(files: list[IndexFile]) -> dict[Version, list[IndexFile]]:
-    by_version: dict[Version, list[IndexFile]] = {}
-    for file in files:
-        by_version.setdefault(file.version, []).append(file)
-    return {v: fs for v, fs in by_version.items() if any(f.is_wheel for f in fs)}
-
-
-def _uploaded(files: list[IndexFile]) -> str:
-    return min((f.uploaded for f in files if f.uploaded), default="")
 
 
 def sync(
@@ -79,87 +97,295 @@ def sync(
     client: IndexClient,
     *,
     today: _dt.date | None = None,
-    workers: int = 4,
+    workers: int = 8,
     progress: Callable[[Iterable[T], int], Iterable[T]] | None = None,
 ) -> SyncResult:
-    """Read the plan's packages from the index and rewrite their snapshots."""
+    """Read the plan's packages and their requirements' closure from the
+    index, and rewrite their snapshots."""
+    closure = _walk(plan, client, workers, progress)
     taken = (today or _dt.date.today()).isoformat()
-    tracked = set(plan.packages)
-    listings = {name: _releases(client.files(name)) for name in plan.packages}
-    since = plan.since.isoformat()
-    chosen: dict[str, set[Version]] = {
-        name: {v for v, files in releases.items() if _uploaded(files)[:10] >= since}
-        for name, releases in listings.items()
-    }
-    fetched: dict[tuple[str, Version], ReleaseMetadata] = {}
-    result = SyncResult()
-
-    def fetch(key: tuple[str, Version]) -> tuple[tuple[str, Version], ReleaseMetadata]:
-        name, version = key
-        return key, client.release(listings[name][version])
-
-    pending = [(n, v) for n, vs in chosen.items() for v in vs]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        while pending:
-            work = sorted(pending, key=lambda k: (k[0], k[1]))
-            iterator = pool.map(fetch, work)
-            if progress is not None:
-                iterator = progress(iterator, len(work))
-            for key, meta in iterator:
-                fetched[key] = meta
-            pending = _closure(fetched, listings, chosen, tracked)
-
-    for name in plan.packages:
-        releases = []
-        for version in sorted(chosen[name]):
-            meta = fetched[(name, version)]
+    result = SyncResult(missing=sorted(closure.missing))
+    for name in sorted(closure.listings):
+        metas = [closure.fetched[(name, v)] for v in sorted(closure.chosen[name])]
+        for meta in metas:
             result.how[meta.how] = result.how.get(meta.how, 0) + 1
-            releases.append(
-                SnapshotRelease(
-                    version=meta.version,
-                    uploaded=(meta.uploaded or "")[:10] or None,
-                    requires_python=meta.requires_python,
-                    requires_dist=meta.requires_dist,
-                    yanked=meta.yanked,
-                    file=meta.filename,
-                    wheels=meta.wheels,
-                )
-            )
-        result.releases += len(releases)
-        snapshot = Snapshot(name=name, index=client.index_url, taken=taken, releases=releases)
+            result.unknown += not meta.known
+            result.invalid += sum(_requirement(line) is None for line in meta.requires_dist)
+        result.releases += len(metas)
+        if not plan.is_tracked(name):
+            result.untracked.append(name)
+        snapshot = _snapshot(name, closure.listings[name], metas, client.index_url, taken, plan.is_tracked(name))
         path = os.path.join(metadata_dir, f"{name}.jsonl")
         (result.written if write_snapshot(snapshot, path) else result.unchanged).append(name)
+    # the names graph a check prunes the closure with (graph.py), from what is now on disk
+    write_graph(metadata_dir)
     result.requests = client.requests
     return result
 
 
-def _closure(
-    fetched: dict[tuple[str, Version], ReleaseMetadata],
-    listings: dict[str, dict[Version, list[IndexFile]]],
-    chosen: dict[str, set[Version]],
-    tracked: set[str],
-) -> list[tuple[str, Version]]:
-    """Releases outside the window that a fetched release may require.
+@dataclass
+class _Closure:
+    listings: dict[str, Listing] = field(default_factory=dict)  # every project named, as the index lists it
+    missing: set[str] = field(default_factory=set)  # named, but not on the index
+    chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases each snapshot keeps
+    fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
 
-    For each requirement on a tracked package that no chosen release meets,
-    add the newest release on the index that does (markers and extras are
-    not evaluated: any stack might meet them).
+
+def _walk(
+    plan: SyncPlan,
+    client: IndexClient,
+    workers: int,
+    progress: Callable[[Iterable[T], int], Iterable[T]] | None,
+) -> _Closure:
+    """Walk the requirements from the plan's packages, in rounds: list the
+    projects named so far, choose their releases, read the metadata of the
+    new ones. Each round's requests run on `workers` threads (the client is
+    thread-safe). Choices only grow, so the walk ends, cycles included; and
+    since a round depends on what was read, not on the order it arrived in,
+    the same index gives the same closure.
     """
-    wanted: set[tuple[str, Version]] = set()
-    for meta in fetched.values():
-        for line in meta.requires_dist:
-            try:
-                requirement = Requirement(line)
-            except InvalidRequirement:
-                continue
-            target = str(canonicalize_name(requirement.name))
-            if target not in tracked:
-                continue
-            if any(requirement.specifier.contains(v, prereleases=True) for v in chosen[target]):
-                continue
-            candidates = [v for v in listings[target] if requirement.specifier.contains(v, prereleases=True)]
-            if candidates:
-                newest = max(candidates)
-                chosen[target].add(newest)
-                wanted.add((target, newest))
-    return sorted(wanted - set(fetched))
+    since = plan.since.isoformat()
+    closure = _Closure()
+
+    def listing(name: str) -> tuple[str, Listing | None]:
+        try:
+            return name, _releases(client.files(name))
+        except NotFound:
+            if plan.is_tracked(name):
+                raise
+            return name, None
+
+    def fetch(key: Key) -> tuple[Key, ReleaseMetadata]:
+        name, version = key
+        return key, client.release(closure.listings[name][version])
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        while True:
+            demands = _demands(closure.fetched)
+            named = sorted((set(plan.packages) | demands.keys()) - closure.listings.keys() - closure.missing)
+            for name, releases in pool.map(listing, named):
+                if releases is None:
+                    closure.missing.add(name)
+                else:
+                    closure.listings[name] = releases
+            for name, releases in closure.listings.items():
+                chosen = closure.chosen.setdefault(name, set())
+                _choose(chosen, releases, demands.get(name, ()), since, plan.is_tracked(name))
+            work = sorted((n, v) for n, vs in closure.chosen.items() for v in vs if (n, v) not in closure.fetched)
+            if not work:
+                return closure
+            iterator: Iterable[tuple[Key, ReleaseMetadata]] = pool.map(fetch, work)
+            if progress is not None:
+                iterator = progress(iterator, len(work))
+            closure.fetched.update(iterator)
+
+
+# -- the index's view of a project ---------------------------------------------
+
+
+def _releases(files: list[IndexFile]) -> Listing:
+    """Every version with a file an installer can use (a wheel or an sdist)."""
+    by_version: Listing = {}
+    for file in files:
+        by_version.setdefault(file.version, []).append(file)
+    return by_version
+
+
+def _uploaded(files: list[IndexFile]) -> str:
+    return min((f.uploaded for f in files if f.uploaded), default="")
+
+
+def _is_yanked(files: list[IndexFile]) -> bool:
+    return all(f.yanked for f in files)
+
+
+def _snapshot(name: str, releases: Listing, metas: list[ReleaseMetadata], index: str, taken: str, tracked: bool) -> Snapshot:
+    return Snapshot(
+        name=name,
+        index=index,
+        taken=taken,
+        tracked=tracked,
+        versions=tuple(str(v) for v in sorted(releases)),
+        yanked=tuple(str(v) for v in sorted(releases) if _is_yanked(releases[v])),
+        releases=[
+            SnapshotRelease(
+                version=meta.version,
+                uploaded=(meta.uploaded or "")[:10] or None,
+                requires_python=meta.requires_python,
+                requires_dist=meta.requires_dist,
+                yanked=meta.yanked,
+                file=meta.filename,
+                wheels=meta.wheels,
+                tags=meta.tags,
+                metadata=None if meta.known else UNKNOWN,
+            )
+            for meta in metas
+        ],
+    )
+
+
+# -- which releases to keep ------------------------------------------------------
+
+
+def _choose(chosen: set[Version], releases: Listing, demands: Iterable[SpecifierSet], since: str, tracked: bool) -> None:
+    """Add to `chosen` the releases of one project that the snapshot keeps.
+
+    A tracked project keeps its whole window; an untracked one the part of
+    it that some demand admits. Then each demand that no kept release meets
+    keeps the newest release that does, however old.
+    """
+    window = {v for v, files in releases.items() if _uploaded(files)[:10] >= since}
+    ordered = sorted(demands, key=str)
+    admitted = [_candidates(specifier, releases) for specifier in ordered]
+    if tracked:
+        chosen |= window
+    else:
+        for candidates in admitted:
+            chosen |= candidates & window
+    for candidates in admitted:
+        if candidates and not candidates & chosen:
+            chosen.add(_newest(candidates, releases))
+
+
+def _candidates(specifier: SpecifierSet, releases: Listing) -> set[Version]:
+    """The releases an installer may take for `specifier`.
+
+    As pip does, a pre-release only when the specifier names one, or when
+    nothing else meets it.
+    """
+    matching = {v for v in releases if specifier.contains(v, prereleases=True)}
+    if specifier.prereleases:
+        return matching
+    return {v for v in matching if not v.is_prerelease} or matching
+
+
+def _newest(candidates: set[Version], releases: Listing) -> Version:
+    """The newest candidate, passing over yanked ones while others remain (PEP 592)."""
+    unyanked = {v for v in candidates if not _is_yanked(releases[v])}
+    return max(unyanked or candidates)
+
+
+# -- which requirements apply ------------------------------------------------------
+
+
+class _Edge(NamedTuple):
+    """What one Requires-Dist line asks of the package it names."""
+
+    target: str
+    specifier: SpecifierSet
+    extras: frozenset[str]  # the extras it requests of the target
+    always: bool  # its marker may hold without an extra
+    under: frozenset[str]  # the extras with which it may hold too
+
+    def applies(self, requested: AbstractSet[str]) -> bool:
+        return self.always or not self.under.isdisjoint(requested)
+
+
+def _demands(fetched: dict[Key, ReleaseMetadata]) -> dict[str, set[SpecifierSet]]:
+    """Project -> the specifiers that the fetched releases put on it.
+
+    A line counts when its marker can hold without an extra, or with an
+    extra that a counted line requests of its package; those extras grow
+    until they are stable. A line that names its own package only requests
+    extras of the same release: it admits no other.
+    """
+    lines: dict[str, set[str]] = {}
+    for (name, _), meta in fetched.items():
+        lines.setdefault(name, set()).update(meta.requires_dist)
+    extras: dict[str, set[str]] = {}
+    while True:
+        demands: dict[str, set[SpecifierSet]] = {}
+        requested: dict[str, set[str]] = {}
+        for name, texts in lines.items():
+            for text in texts:
+                edge = _edge(text)
+                if edge is None or not edge.applies(extras.get(name, set())):
+                    continue
+                requested.setdefault(edge.target, set()).update(edge.extras)
+                if edge.target != name:
+                    demands.setdefault(edge.target, set()).add(edge.specifier)
+        if requested == extras:
+            return demands
+        extras = requested
+
+
+@functools.lru_cache(maxsize=None)
+def _requirement(line: str) -> Requirement | None:
+    """A Requires-Dist line, or None when it does not parse (it is skipped, and counted)."""
+    try:
+        return Requirement(line)
+    except InvalidRequirement:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _edge(line: str) -> _Edge | None:
+    """The edge of a Requires-Dist line; None for a line that does not parse,
+    or that names a URL (an installer takes that from the URL, not the index)."""
+    requirement = _requirement(line)
+    if requirement is None or requirement.url:
+        return None
+    marker = getattr(requirement.marker, "_markers", [])
+    named = {str(canonicalize_name(v)) for v in _extra_values(marker)}
+    return _Edge(
+        target=str(canonicalize_name(requirement.name)),
+        specifier=requirement.specifier,
+        extras=frozenset(str(canonicalize_name(e)) for e in requirement.extras),
+        always=_evaluate(marker, "") != _FALSE,
+        under=frozenset(e for e in named if _evaluate(marker, e) != _FALSE),
+    )
+
+
+# A marker in three values: comparisons of `extra` are decided, every other
+# comparison may go either way (some platform or Python meets it). packaging
+# has no public view of a marker's parts, so this walks `Marker._markers` as
+# packaging's own evaluation does: a flat list of comparisons (tuples) and
+# groups (lists) joined by "and" and "or", "and" binding tighter. A part it
+# does not recognise counts as "maybe", which only makes the walk follow more.
+_FALSE, _MAYBE, _TRUE = 0, 1, 2
+
+
+def _evaluate(items: Any, extra: str) -> int:
+    if not isinstance(items, list):
+        return _MAYBE
+    alternatives: list[list[int]] = [[]]
+    for item in items:
+        if item == "or":
+            alternatives.append([])
+        elif isinstance(item, list):
+            alternatives[-1].append(_evaluate(item, extra))
+        elif isinstance(item, tuple):
+            alternatives[-1].append(_compare(item, extra))
+    return max((min(terms) for terms in alternatives if terms), default=_TRUE)
+
+
+def _compare(item: tuple[Any, ...], extra: str) -> int:
+    value, operator = _extra_comparison(item)
+    if value is None or operator not in ("==", "!="):
+        return _MAYBE
+    equal = str(canonicalize_name(value)) == extra
+    return _TRUE if equal == (operator == "==") else _FALSE
+
+
+def _extra_comparison(item: tuple[Any, ...]) -> tuple[str | None, str | None]:
+    """(value, operator) of ``extra <op> "value"`` either way round, else (None, None)."""
+    if len(item) != 3:
+        return None, None
+    left, op, right = item
+    value = right if _is_extra(left) else left if _is_extra(right) else None
+    text = getattr(value, "value", None)
+    return (text, getattr(op, "value", None)) if isinstance(text, str) else (None, None)
+
+
+def _extra_values(items: Any) -> list[str]:
+    """Every value a marker compares `extra` with."""
+    if isinstance(items, tuple):
+        value, _ = _extra_comparison(items)
+        return [value] if value is not None else []
+    if isinstance(items, list):
+        return [value for item in items for value in _extra_values(item)]
+    return []
+
+
+def _is_extra(node: Any) -> bool:
+    return type(node).__name__ == "Variable" and getattr(node, "value", None) == "extra"

@@ -1,0 +1,116 @@
+"""Which package's requirements can reach which: the names graph of the snapshots.
+
+`compat db sync` snapshots the whole closure of the tracked packages, some
+hundreds of packages. A check does not need all of them: only those through
+which a package the stack names, or a tracked one, can be constrained. A
+dependency of vLLM that leads to none of those (a logging library, a
+tokenizer's helper) cannot turn the stack's verdict, and `compat resolve`
+still resolves the whole closure for lock files.
+
+Finding those packages must not read every snapshot, so `db sync` writes
+``metadata/_graph.json``: for each package, whether it is tracked and the
+names its releases require (any line, any marker, any extra: a superset is
+safe, it only keeps a package in), stored the way a check walks it: which
+packages require each one. `db lint` checks it against the snapshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .._files import write_atomic
+from .._names import normalize
+from ..errors import DatabaseError
+
+__all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant"]
+
+GRAPH_FILE = "_graph.json"
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def build_graph(metadata_dir: str) -> dict[str, Any]:
+    """The graph of the snapshots in `metadata_dir`, as written to the file."""
+    tracked: list[str] = []
+    requires: dict[str, list[str]] = {}
+    for file in sorted(os.listdir(metadata_dir)):
+        if not file.endswith(".jsonl") or file.endswith(".wheels.jsonl"):
+            continue
+        path = os.path.join(metadata_dir, file)
+        names: set[str] = set()
+        with open(path, encoding="utf-8") as handle:
+            header = json.loads(handle.readline())
+            for line in handle:
+                for text in json.loads(line).get("requires_dist", ()):
+                    match = _NAME.match(text)
+                    if match is not None:
+                        names.add(normalize(match.group(1)))
+        name = normalize(header["name"])
+        if header.get("tracked", True) is not False:
+            tracked.append(name)
+        names.discard(name)
+        requires[name] = sorted(names)
+    # kept as "required by": the direction a check walks
+    required_by: dict[str, list[str]] = {}
+    for name, targets in requires.items():
+        for target in targets:
+            required_by.setdefault(target, []).append(name)
+    return {
+        "schema": 1,
+        "packages": sorted(requires),
+        "tracked": sorted(tracked),
+        "required_by": {k: sorted(v) for k, v in sorted(required_by.items())},
+    }
+
+
+def write_graph(metadata_dir: str) -> bool:
+    """Write ``_graph.json`` for the snapshots; returns whether it changed."""
+    text = json.dumps(build_graph(metadata_dir), separators=(",", ":"), sort_keys=True) + "\n"
+    path = os.path.join(metadata_dir, GRAPH_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        pass
+    write_atomic(path, text)
+    return True
+
+
+def read_graph(metadata_dir: str) -> dict[str, Any] | None:
+    """The graph file, or None when the database has none (then every package counts)."""
+    path = os.path.join(metadata_dir, GRAPH_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise DatabaseError(f"cannot be read: {exc}", file=path) from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("packages"), list)
+        or not isinstance(data.get("tracked"), list)
+        or not isinstance(data.get("required_by"), dict)
+        or not all(isinstance(v, list) for v in data["required_by"].values())
+    ):
+        raise DatabaseError("expected {packages: [...], tracked: [...], required_by: {name: [...]}}", file=path)
+    return data
+
+
+def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
+    """The packages whose requirements can reach a tracked package or one of
+    `named` (those included): the ones a check must resolve."""
+    targets = set(graph["tracked"]) | set(named)
+    requirers = graph["required_by"]
+    found = set(targets)
+    pending = list(targets)
+    while pending:
+        for requirer in requirers.get(pending.pop(), ()):
+            if requirer not in found:
+                found.add(requirer)
+                pending.append(requirer)
+    return found
