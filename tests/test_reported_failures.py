@@ -107,3 +107,62 @@ def test_a_vllm_release_nobody_published_gets_no_vllm_rules(db):
     assert any(f.id == "unknown-release:vllm==99.0.0" for f in report.warnings)
     assert not any(f.id.startswith("vllm.") for f in report.findings)
     assert not check(stack({"vllm": "99.0.0"}, cuda="13.0"), database=db, require_known=True).ok
+
+
+def test_vllm_99_names_the_age_of_the_snapshot(db):
+    report = check(stack({"vllm": "99.0.0"}, cuda="13.0"), database=db)
+    warning = next(f for f in report.warnings if f.id == "unknown-release:vllm==99.0.0")
+    assert str(db.component("vllm").snapshot_taken) in warning.message and "db sync" in warning.message
+
+
+def test_vllm_0_34_pins_a_flashinfer_the_index_never_had(db):
+    report = check(stack({"vllm": "0.34.0", "flashinfer-python": ">=0.7"}, cuda="13.0"), database=db)
+    assert "missing:vllm==0.34.0:flashinfer-python" in errors(report)
+    assert not any("admits no such release" in f.message for f in report.errors)
+
+
+# -- platform and C library ------------------------------------------------------------------
+
+@pytest.mark.parametrize("platform,gpu", [("windows-x86_64", None), ("macos-arm64", "Apple M3")])
+def test_vllm_on_windows_or_macos_has_no_wheel(db, platform, gpu):
+    report = check(stack({"vllm": "0.32.0"}, gpu=gpu, platform=platform), database=db)
+    assert "wheel:vllm==0.32.0" in errors(report)
+
+
+def test_sglang_0_5_22_needs_glibc_2_34(db):
+    assert "wheel:sglang==0.5.22" in errors(check(stack({"sglang": "0.5.22"}, cuda="13.0", glibc="2.31"), database=db))
+    assert check(stack({"sglang": "0.5.22"}, cuda="13.0", glibc="2.35"), database=db).ok
+    note = next(f for f in check(stack({"sglang": "0.5.22"}, cuda="13.0"), database=db).findings if f.id == "glibc:unknown")
+    assert "2.34" in note.message
+
+
+# -- the dependencies of the dependencies ------------------------------------------------------
+
+def test_vllm_with_a_numpy_its_numba_excludes(db):
+    # vLLM 0.32.0 pins numba 0.65.0, and numba 0.65.0 requires numpy<2.5
+    report = check(stack({"vllm": "0.32.0", "numpy": "2.5.5"}, cuda="13.0"), database=db)
+    finding = next(f for f in report.errors if f.id == "requires:numba==0.65.0:numpy")
+    assert "vllm 0.32.0" in finding.message and "numpy 2.5.5" in finding.message
+    assert "use numpy" in " ".join(s.text() for s in report.suggestions)
+
+
+def test_resolve_locks_the_whole_closure(tmp_path):
+    from click.testing import CliRunner
+
+    from compat.cli import cli
+
+    path = tmp_path / "stack.toml"
+    path.write_text('[system]\npython = "3.12"\ncuda = "13.0"\n[hardware]\ngpu = "H100"\n[packages]\nvllm = "0.32.0"\n')
+    result = CliRunner().invoke(cli, ["resolve", str(path), "--format", "requirements"])
+    assert result.exit_code == 0, result.output
+    pinned = [line for line in result.output.splitlines() if "==" in line and not line.startswith("#")]
+    names = {line.split("==")[0] for line in pinned}
+    assert {"numba", "numpy", "xgrammar", "compressed-tensors", "fastapi"} <= names and len(pinned) > 80
+
+
+# -- history -----------------------------------------------------------------------------------
+
+def test_a_2024_stack_is_judged(db):
+    report = check(stack({"vllm": "0.6.3", "torch": "2.4.0"}, cuda="12.4"), database=db)
+    assert report.ok and not any(f.id.startswith("unknown-release") for f in report.findings)
+    assert "requires:vllm==0.6.3:torch" in errors(check(stack({"vllm": "0.6.3", "torch": "2.5.1"}, cuda="12.4"), database=db))

@@ -56,6 +56,8 @@ def check_stack(
     checker.statuses(versions)
     checker.installs(versions)
     checker.gaps(resolution)
+    if not resolution.ok:
+        checker.pruned(resolution)
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
     findings = sorted(_unique(checker.findings), key=lambda f: (SEVERITY_ORDER[f.severity], f.id))
@@ -674,6 +676,30 @@ class _Checker:
                 need.origin,
                 need.source,
             )
+
+    def pruned(self, resolution: Resolution) -> None:
+        """A requirement of the failed resolution that only releases at odds
+        with a pin of the stack would meet: numba 0.65.0, which vLLM 0.32.0
+        pins, requires numpy<2.5, and the stack pins numpy 2.5.5."""
+        for cause in resolution.causes:
+            need = cause.requirement
+            for (name, version), (release, theirs) in sorted(self.provider.pruned.items(), key=lambda i: str(i[0])):
+                if name != need.name or not need.specifier.contains(version, prereleases=True):
+                    continue
+                pin = self.stack.packages[theirs.name].pinned
+                via = f" (which {need.parent} requires)" if need.parent else ""
+                self.add(
+                    f"requires:{name}=={version}:{theirs.name}",
+                    "error",
+                    f"{name} {version}{via} requires {theirs.name}{spec_text(theirs.specifier)}; the stack has "
+                    f"{theirs.name} {pin}",
+                    tuple(dict.fromkeys((*(need.parent.split()[:1] if need.parent else ()), name, theirs.name))),
+                    "requirement",
+                    theirs.origin,
+                    self._source(theirs, release),
+                    requirement=f"{theirs.name}{spec_text(theirs.specifier)}",
+                    found=str(pin),
+                )
 
     def unexplained(self, resolution: Resolution) -> None:
         parts = []

@@ -154,6 +154,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.environment = stack.system.marker_environment()
         self.platform = Platform(stack.system)
         self._fits: dict[tuple[str, Version], bool] = {}
+        # releases left out because they require something else than a pin of the stack: (release, that need)
+        self.pruned: dict[tuple[str, Version], tuple[Release, Need]] = {}
         # id(specifier) -> (the specifier, kept so its id stays its own; version -> contains)
         self._satisfied: dict[int, tuple[SpecifierSet, dict[Version, bool]]] = {}
         self.facts = StackFacts(stack, {})
@@ -387,7 +389,25 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             # no installer installs a pin without a wheel for the platform (the check says which);
             # its Python and build are judged as requirements and findings
             return wheel_fit(release, self.platform).installable is not False
-        return self.installable(release)
+        return self.installable(release) and self._agrees_with_pins(release)
+
+    def _agrees_with_pins(self, release: Release) -> bool:
+        """Whether the release's own requirements leave the stack's pins (and
+        its machine) standing. A release that requires numpy>=2.5 of a stack
+        pinning numpy 2.4.0 can be in no solution: trying it only to
+        backtrack is where resolvelib spends thousands of rounds."""
+        for need in self.dependencies(release):
+            if need.is_virtual:
+                value = self.facts.version(need.name[len(VIRTUAL_PREFIX):])
+                if isinstance(value, Version) and not need.specifier.contains(value, prereleases=True):
+                    return False
+                continue
+            spec = self.stack.packages.get(need.name)
+            pinned = spec.pinned if spec is not None else None
+            if pinned is not None and not need.specifier.contains(pinned, prereleases=True):
+                self.pruned.setdefault((release.package, release.version), (release, need))
+                return False
+        return True
 
     def installable(self, release: Release) -> bool:
         """Whether `release` can run on this stack: its Requires-Python admits
