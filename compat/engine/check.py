@@ -81,7 +81,8 @@ def check_stack(
             report.explanation = explain(stack, resolution, db)
         from .suggest import suggest
 
-        report.suggestions = suggest(stack, db)
+        involved = {c for f in report.errors for c in f.components}
+        report.suggestions = suggest(stack, db, involved=involved)
     return report
 
 

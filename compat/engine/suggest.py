@@ -96,11 +96,19 @@ def _relax(stack: Stack, names: tuple[str, ...]) -> list[tuple[Stack, dict[str, 
     return variants
 
 
-def suggest(stack: Stack, db: Database, *, limit: int = 3, max_rounds: int = 500) -> list[Suggestion]:
-    """Up to `limit` verified suggestions, smallest first."""
+def suggest(
+    stack: Stack, db: Database, *, limit: int = 3, max_rounds: int = 500, involved: set[str] | None = None
+) -> list[Suggestion]:
+    """Up to `limit` verified suggestions, smallest first.
+
+    With `involved` (the components the errors name), only those packages are
+    moved: a lock file pins some two hundred packages, and moving each pair of
+    them would be tens of thousands of resolutions, none of which can fix an
+    error that does not involve them."""
     from .check import check_stack
 
-    names = (*stack.packages, "python")
+    packages = [n for n in stack.packages if involved is None or n in involved]
+    names = (*packages, "python")
     found: list[Suggestion] = []
     for size in (1, 2):
         for group in itertools.combinations(names, size):
