@@ -6,24 +6,36 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import zipfile
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from compat import Database
+from compat import Database, load_stack
+from compat.engine.builds import Platform, wheel_fit
+
+PYTHON = ".".join(str(p) for p in sys.version_info[:3])
 
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
 
 
 def universe(db: Database) -> dict[str, dict]:
-    """name -> {version: release} of every package release (yanked ones left out:
-    --find-links knows nothing of yanking)."""
+    """name -> {version: release} of every package release that has a wheel
+    for this Python on Linux x86-64, as the real index offers it (yanked ones
+    left out: --find-links knows nothing of yanking). A release whose wheels
+    are all for other platforms is left out too: compat judges binary
+    installs, and a stub wheel would let pip and uv install what the real
+    index offers this machine only as an sdist to build."""
+    platform = Platform(load_stack({"system": {"python": PYTHON, "platform": "linux-x86_64"}}, db).system)
     out: dict[str, dict] = {}
     for component in db.components():
         if component.kind != "package":
             continue
-        releases = {v: r for v, r in component.releases.items() if not r.is_yanked and r.layer == "metadata"}
+        releases = {
+            v: r for v, r in component.releases.items()
+            if not r.is_yanked and r.layer == "metadata" and wheel_fit(r, platform).installable is not False
+        }
         if releases:
             out[component.name] = releases
     return out
