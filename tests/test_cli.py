@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from compat.cli import cli
 
-from .conftest import EXAMPLES, ROOT, copy_database
+from .conftest import EXAMPLES, copy_database
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from compat import Database, DatabaseError
 from compat.knowledge.catalog import lookup_key, parse_compute_capability
 from compat.knowledge.lint import lint_database
 
-from .conftest import ROOT, copy_database
+from .conftest import copy_database
 
 
 def test_bundled_database_lints_clean(db):
