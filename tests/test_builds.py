@@ -54,6 +54,16 @@ source = "nvidia-cuda-minor-version-compat"
 cuda = "13"
 linux = "580"
 source = "nvidia-cuda-minor-version-compat"
+
+[runtime]
+packages = ["nvidia-cuda-runtime", "cuda-toolkit"]
+source = "kern-build-script"
+
+[labels]
+cuda = "cu"
+rocm = "rocm"
+cpu = "cpu"
+source = "kern-build-script"
 """
 
 KERN = """
@@ -225,7 +235,7 @@ def test_a_pytorch_style_label_says_its_cuda_when_the_database_lists_no_such_bui
     # kern lists no +cu130 build: the label itself says CUDA 13.0, and the finding cites the stack
     report = check(stack({"kern": "2.0.0+cu130"}, cuda="12.8"), database=db)
     finding = next(f for f in report.errors if f.id == "build-cuda:kern==2.0.0")
-    assert "+cu130" in finding.message and finding.layer == "stack"
+    assert "+cu130" in finding.message and finding.layer == "stack" and finding.source.id == "kern-build-script"
     assert not any(f.id.startswith(("unknown-release", "build:")) for f in report.findings)
     assert "build-cuda:kern==2.0.0" not in errors(check(stack({"kern": "2.0.0+cu130"}, cuda="13.0"), database=db))
 
@@ -267,6 +277,20 @@ def test_metadata_pins_of_the_cuda_runtime_tell_the_build(db):
     finding = next(f for f in report.errors if f.id == "build-cuda:runtime==3.0.0")
     assert finding.layer == "metadata" and "cuda-toolkit==13.0.2" in finding.message
     assert check(stack({"runtime": "2.0.0"}, cuda="12.8", driver="570.86.15"), database=db).ok
+
+
+def test_runtime_packages_and_label_prefixes_come_from_cuda_toml(db, tmp_path):
+    # the same database without [runtime] and [labels]: neither the pin nor the label says anything
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(db.root, bare)
+    text = (bare / "cuda.toml").read_text()
+    (bare / "cuda.toml").write_text(text[: text.index("[runtime]")])
+    other = Database.load(bare)
+    assert "build-cuda:runtime==3.0.0" not in errors(check(stack({"runtime": "3.0.0"}, cuda="12.8"), database=other))
+    report = check(stack({"kern": "2.0.0+cu130"}, cuda="12.8"), database=other)
+    assert "build:kern==2.0.0" in {f.id for f in report.warnings}  # an unknown label, not a CUDA 13.0 build
 
 
 def test_torch_2_11_from_the_index_is_a_cuda_13_build():

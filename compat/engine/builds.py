@@ -148,14 +148,10 @@ class Selected(NamedTuple):
     how: str  # "label", "index", "default", "metadata"
 
 
-# The packages whose pin says which CUDA runtime a build loads.
-_CUDA_RUNTIMES = ("nvidia-cuda-runtime", "cuda-toolkit")
-
-
-def _cuda_runtime(name: str) -> tuple[bool, str | None]:
-    """Whether `name` is a CUDA runtime package, and its CUDA major suffix
-    (``nvidia-cuda-runtime-cu12`` -> ``"12"``)."""
-    for runtime in _CUDA_RUNTIMES:
+def _cuda_runtime(name: str, runtimes: tuple[str, ...]) -> tuple[bool, str | None]:
+    """Whether `name` is one of the CUDA runtime packages (cuda.toml), and its
+    CUDA major suffix (``nvidia-cuda-runtime-cu12`` -> ``"12"``)."""
+    for runtime in runtimes:
         if name == runtime:
             return True, None
         if name.startswith(runtime + "-cu") and name[len(runtime) + 3:].isdigit():
@@ -163,7 +159,7 @@ def _cuda_runtime(name: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Version, str] | None:
+def metadata_cuda(release: Release, environment: dict[str, str], runtimes: tuple[str, ...]) -> tuple[Version, str] | None:
     """The CUDA a release's wheels were built with, where its own metadata pins
     the CUDA runtime (``cuda-toolkit==13.0.2``, ``nvidia-cuda-runtime-cu12==12.8.90``),
     with the line that says so."""
@@ -174,7 +170,7 @@ def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Versio
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        runtime, major = _cuda_runtime(requirement.name.lower().replace("_", "-"))
+        runtime, major = _cuda_runtime(requirement.name.lower().replace("_", "-"), runtimes)
         if not runtime:
             continue
         if requirement.marker is not None and not requirement.marker.evaluate({**environment, "extra": ""}):
@@ -193,7 +189,7 @@ def metadata_cuda(release: Release, environment: dict[str, str]) -> tuple[Versio
 
 
 def select_build(
-    component: Component, release: Release, spec: PackageSpec | None, stack: Stack
+    component: Component, release: Release, spec: PackageSpec | None, stack: Stack, db: Database
 ) -> tuple[Selected | None, str | None]:
     """The build of `release` the stack installs, or None, and a problem
     (a label or index variant the database does not know for the release).
@@ -211,7 +207,7 @@ def select_build(
         chosen = [b for b in builds if b.label == label]
         if chosen:
             return Selected(chosen[0], "label"), None
-        named = label_build(component.name, version, label)
+        named = label_build(component.name, version, label, db)
         if named is not None:
             return Selected(named, "label"), None
         return None, f"the database knows no build of {component.name} {version} labelled +{label}"
@@ -225,7 +221,7 @@ def select_build(
     chosen = [b for b in builds if b.index == "pypi" and _on_platform(b, stack)]
     if chosen:
         return Selected(chosen[0], "default"), None
-    found = metadata_cuda(release, stack.system.marker_environment())
+    found = metadata_cuda(release, stack.system.marker_environment(), db.cuda.runtimes)
     if found is not None:
         cuda, line = found
         build = Build(
@@ -244,28 +240,33 @@ def select_build(
     return None, None
 
 
-def label_build(package: str, version: Version, label: str) -> Build | None:
-    """What a label in PyTorch's convention says by itself (``cu128``: CUDA
-    12.8, ``rocm6.4``, ``cpu``), for a build the database does not list:
-    the stack's own pin is the source, and nothing is known of its GPU
-    architectures."""
-    if label.startswith("cu") and label[2:].isdigit() and len(label) >= 4:
-        digits = label[2:]
-        cuda: Version | None = Version(f"{int(digits[:-1])}.{digits[-1]}")
-        accelerator, rocm = "cuda", None
-    elif label.startswith("rocm") and label[4:].replace(".", "").isdigit() and label[4:]:
-        cuda, accelerator, rocm = None, "rocm", Version(label[4:])
-    elif label == "cpu":
-        cuda, accelerator, rocm = None, "cpu", None
+def label_build(package: str, version: Version, label: str, db: Database) -> Build | None:
+    """What a label of PyTorch's form says by itself (``cu128``: CUDA 12.8,
+    ``rocm6.4``, ``cpu``; the prefixes are cuda.toml's), for a build the
+    database does not list; nothing is known of its GPU architectures."""
+    labels, source = db.cuda.labels, db.cuda.label_source
+    cuda = rocm = None
+    digits = label[len(labels.get("cuda", "")):]
+    rest = label[len(labels.get("rocm", "")):]
+    if "cuda" in labels and label.startswith(labels["cuda"]) and digits.isdigit() and len(digits) >= 2:
+        accelerator, cuda = "cuda", Version(f"{int(digits[:-1])}.{digits[-1]}")
+    elif "rocm" in labels and label.startswith(labels["rocm"]) and rest and rest.replace(".", "").isdigit():
+        try:
+            accelerator, rocm = "rocm", Version(rest)
+        except InvalidVersion:
+            return None
+    elif label == labels.get("cpu"):
+        accelerator = "cpu"
     else:
         return None
+    assert source is not None
     return Build(
         id=f"{package}.+{label}",
         package=package,
         releases=SpecifierSet(f"=={version}"),
         index=label,
         accelerator=accelerator,
-        source="stack",
+        source=source,
         label=label,
         cuda=cuda,
         rocm=rocm,

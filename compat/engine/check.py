@@ -608,7 +608,7 @@ class _Checker:
             elif fit.glibc is not None and self.stack.system.glibc is None:
                 floors.append((fit.glibc, who, release))
             spec = self.stack.packages.get(name)
-            selected, problem = select_build(component, release, spec, self.stack)
+            selected, problem = select_build(component, release, spec, self.stack, self.db)
             if problem is not None:
                 self.add(f"build:{name}=={version}", self.unknown_severity,
                          f"{problem}; its CUDA, driver and architectures are not checked", (name,),
@@ -633,9 +633,8 @@ class _Checker:
         name, version = release.package, release.version
         who = f"{name} {version}" + (f"+{build.label}" if build.label and how == "label" else "")
         inferred = f" ({build.note})" if build.layer != "curated" and build.note else ""
-        source: Source | str | None = {"metadata": self.db.metadata_source(release), "stack": None}.get(
-            build.layer, build.source
-        )
+        # a build read off the release's own pins cites its metadata; one a label names, the label convention
+        source: Source | str = self.db.metadata_source(release) if build.layer == "metadata" else build.source
         problems = judge_build(build, self.stack, self.db)
         hint = self.other_build(release, build) if any(p.severity == "error" for p in problems) else ""
         for problem in problems:

@@ -425,7 +425,9 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             fits = fits and wheel_fit(release, self.platform).installable is not False
             component = self.db.component(release.package)
             if fits and component is not None:
-                selected, _ = select_build(component, release, self.stack.packages.get(release.package), self.stack)
+                selected, _ = select_build(
+                    component, release, self.stack.packages.get(release.package), self.stack, self.db
+                )
                 if selected is not None:
                     fits = not any(p.severity == "error" for p in judge_build(selected.build, self.stack, self.db))
             self._fits[key] = fits

@@ -17,7 +17,7 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -72,7 +72,7 @@ class Database:
         self._sources_text: str | None = None
         self._source_blocks: dict[str, str] = {}
         self._names: set[str] | None = None
-        self._drivers: dict[int, tuple[Version, str]] | None = None
+        self._cuda: CudaFacts | None = None
         self._graph: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
 
@@ -136,14 +136,16 @@ class Database:
             self._graph = read_graph(self.metadata_dir) or {}
         return self._graph
 
-    def driver_floors(self) -> dict[int, tuple[Version, str]]:
-        """CUDA major -> the oldest NVIDIA driver (Linux) it runs on, and the source ID (``cuda.toml``)."""
-        if self._drivers is None:
-            self._drivers = _load_drivers(os.path.join(self.root, "cuda.toml"))
-        return self._drivers
+    @property
+    def cuda(self) -> CudaFacts:
+        """What ``cuda.toml`` says: driver floors, runtime packages, build labels."""
+        if self._cuda is None:
+            self._cuda = _load_cuda(os.path.join(self.root, "cuda.toml"))
+        return self._cuda
 
     def driver_floor(self, cuda: Version) -> tuple[Version, str] | None:
-        return self.driver_floors().get(cuda.major)
+        """The oldest NVIDIA driver (Linux) CUDA `cuda` runs on, and the source ID."""
+        return self.cuda.drivers.get(cuda.major)
 
     @property
     def sources(self) -> dict[str, Source]:
@@ -242,24 +244,48 @@ class Database:
         return component
 
 
-def _load_drivers(path: str) -> dict[int, tuple[Version, str]]:
+class CudaFacts(NamedTuple):
+    """``cuda.toml``: facts about CUDA that no one package owns."""
+
+    drivers: dict[int, tuple[Version, str]]  # CUDA major -> (oldest Linux driver, source ID)
+    runtimes: tuple[str, ...] = ()  # packages whose pin is the CUDA runtime a build loads
+    runtime_source: str | None = None
+    labels: dict[str, str] = {}  # accelerator -> the prefix of PyTorch's local labels (cuda: "cu")
+    label_source: str | None = None
+
+
+def _load_cuda(path: str) -> CudaFacts:
     if not os.path.exists(path):
-        return {}
+        return CudaFacts({})
     data, _ = _toml.load(path, error=DatabaseError)
     root = Table(data, path, "")
-    root.only(["schema", "driver"])
-    out: dict[int, tuple[Version, str]] = {}
+    root.only(["schema", "driver", "runtime", "labels"])
+    drivers: dict[int, tuple[Version, str]] = {}
     for table in root.tables("driver"):
         table.only(["cuda", "linux", "source"])
         major = table.text("cuda", required=True)
         if not major or not major.isdigit():
             raise table.error(f"expected a CUDA major release such as \"13\", got {major!r}", "cuda")
-        if int(major) in out:
+        if int(major) in drivers:
             raise table.error(f"CUDA {major} is listed twice", "cuda")
         floor = _version(table, "linux", required=True)
         assert floor is not None
-        out[int(major)] = (floor, table.text("source", required=True))  # type: ignore[assignment]
-    return out
+        drivers[int(major)] = (floor, table.text("source", required=True))  # type: ignore[assignment]
+    runtimes: tuple[str, ...] = ()
+    runtime_source = None
+    runtime = root.table("runtime")
+    if runtime is not None:
+        runtime.only(["packages", "source"])
+        runtimes = tuple(normalize(p) for p in runtime.strings("packages"))
+        runtime_source = runtime.text("source", required=True)
+    labels: dict[str, str] = {}
+    label_source = None
+    table = root.table("labels")
+    if table is not None:
+        table.only(["cuda", "rocm", "cpu", "source"])
+        labels = {k: v for k in ("cuda", "rocm", "cpu") if (v := table.text(k)) is not None}
+        label_source = table.text("source", required=True)
+    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source)
 
 
 def _date_or_none(text: str) -> _dt.date | None:

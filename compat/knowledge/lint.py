@@ -145,12 +145,17 @@ def lint_database(db: Database) -> list[Problem]:
         add(os.path.join(db.metadata_dir, GRAPH_FILE), None,
             "does not match the snapshots (compat db sync writes it)")
     try:
-        floors = db.driver_floors()
+        cuda = db.cuda
     except CompatError as exc:
         add(exc.file, exc.key, exc.message)
-        floors = {}
-    for major, (_, source) in sorted(floors.items()):
-        cite(os.path.join(db.root, "cuda.toml"), f"driver {major}.source", source)
+    else:
+        cuda_file = os.path.join(db.root, "cuda.toml")
+        for major, (_, source) in sorted(cuda.drivers.items()):
+            cite(cuda_file, f"driver {major}.source", source)
+        if cuda.runtimes:
+            cite(cuda_file, "runtime.source", cuda.runtime_source)
+        if cuda.labels:
+            cite(cuda_file, "labels.source", cuda.label_source)
     for source_id in sorted(set(sources) - cited):
         add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}", "is cited by no fact")
     return problems
