@@ -486,3 +486,19 @@ def test_suggestions_never_propose_a_release_without_a_build_for_the_gpu(db):
     report = check(stack({"kern": "2.0.0"}, cuda="13.0", gpu="T4"), database=db)
     assert "arch:kern==2.0.0" in errors(report)
     assert all("kern" not in c.name for s in report.suggestions for c in s.changes)
+
+
+def test_a_lockstep_rule_resolves_only_where_its_condition_holds(db, tmp_path):
+    # kern.cubin.lockstep gated on an environment variable: set, the range is free to move
+    import shutil
+
+    gated = tmp_path / "gated"
+    shutil.copytree(db.root, gated)
+    toml = gated / "constraints" / "kern.toml"
+    toml.write_text(toml.read_text().replace('with = ["kern-cubin"]', 'with = ["kern-cubin"]\nwhen = { not = { env = { KERN_SKIP = true } } }'))
+    other = Database.load(gated)
+    free = stack({"kern": "1.0.0", "kern-cubin": ">=1.0"}, cuda="12.8", gpu="A100")
+    free["env"] = {"KERN_SKIP": "1"}
+    assert check(free, database=other).packages["kern-cubin"] == "2.0.0"
+    bound = stack({"kern": "1.0.0", "kern-cubin": ">=1.0"}, cuda="12.8", gpu="A100")
+    assert check(bound, database=other).packages["kern-cubin"] == "1.0.0"

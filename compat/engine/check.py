@@ -433,7 +433,7 @@ class _Checker:
                 "lockstep",
                 "curated",
                 rule.source,
-                requirement=f"{partner}=={version.public if rule.same == 'version' else '.'.join(map(str, version.release[:2])) + '.*'}",
+                requirement=f"{partner}{rule.partner_specifier(version)}",
                 found=str(theirs),
             )
 

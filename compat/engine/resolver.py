@@ -25,7 +25,7 @@ from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database
-from ..knowledge.model import Release
+from ..knowledge.model import Release, Rule
 from ..sources.stack import Stack
 from .builds import Platform, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
@@ -348,7 +348,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         needs = []
         for rule in component.rules:
             if rule.kind == "lockstep" and rule.covers(release.version):
-                needs.extend(self._lockstep_needs(rule, release, parent))
+                needs.extend(self._lockstep_needs(rule, release, parent, facts))
                 continue
             if rule.kind != "requirement" or rule.require is None or not rule.covers(release.version):
                 continue
@@ -364,14 +364,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                     needs.append(need)
         return needs
 
-    def _lockstep_needs(self, rule: Any, release: Release, parent: str) -> list[Need]:
+    def _lockstep_needs(self, rule: Rule, release: Release, parent: str, facts: StackFacts) -> list[Need]:
         """A partner the stack names must move with this release (one it does
         not name may be absent, which a requirement cannot say)."""
-        version = release.version
-        if rule.same == "minor":
-            specifier = SpecifierSet(f"=={version.release[0]}.{version.release[1] if len(version.release) > 1 else 0}.*")
-        else:
-            specifier = SpecifierSet(f"=={version.public}")
+        if rule.when.mentions_packages() or rule.when.evaluate(facts) is not True:
+            return []
+        specifier = rule.partner_specifier(release.version)
         return [
             Need(partner, specifier, parent=parent, origin="rule", rule=rule.id, source=rule.source)
             for partner in rule.partners

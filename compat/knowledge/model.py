@@ -277,6 +277,18 @@ class Rule(NamedTuple):
             return False
         return self.releases.contains(version, prereleases=True)
 
+    def partner_specifier(self, mine: Version) -> SpecifierSet:
+        """What a lockstep partner's version must meet beside release `mine`.
+
+        >>> rule = Rule("r", "a", "lockstep", SpecifierSet(), Condition(), None, "error", "", "s", same="minor")
+        >>> str(rule.partner_specifier(Version("0.32.1")))
+        '==0.32.*'
+        """
+        if self.same == "minor":
+            major, minor = (*mine.release, 0)[:2]
+            return SpecifierSet(f"=={major}.{minor}.*")
+        return SpecifierSet(f"=={mine.public}")
+
     def in_step(self, mine: Version, theirs: Version) -> bool:
         """Whether a partner's version moves in step with this component's (lockstep rules).
 
@@ -284,9 +296,7 @@ class Rule(NamedTuple):
         >>> rule.in_step(Version("0.32.1"), Version("0.32.0")), rule.in_step(Version("0.32.1"), Version("0.33.0"))
         (True, False)
         """
-        if self.same == "minor":
-            return mine.release[:2] == theirs.release[:2]
-        return Version(mine.public) == Version(theirs.public)
+        return self.partner_specifier(mine).contains(theirs, prereleases=True)
 
 
 _ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)$")
