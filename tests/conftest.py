@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -11,6 +12,17 @@ from compat import Database
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def installed(name: str) -> str:
+    """A command the test environment installs (uv, compat): the one next to
+    this Python first, as .ci/run's virtual environment has it."""
+    found = Path(sys.executable).with_name(name)
+    if found.exists():
+        return str(found)
+    path = shutil.which(name)
+    assert path, f"{name} is not installed next to this Python (.ci/run installs the test extra)"
+    return path
 
 
 def copy_database(target: Path) -> Path:

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from compat.cli import cli
 
-from .conftest import EXAMPLES, copy_database
+from .conftest import EXAMPLES, copy_database, installed
 
 
 @pytest.fixture
@@ -29,6 +27,23 @@ def test_check_working_stack_exits_0(run):
     result = run("check", EXAMPLES / "h200-vllm.toml")
     assert result.exit_code == 0, result.output
     assert "OK" in result.output
+
+
+def test_text_report_names_the_glibc_and_the_build_index(run, write_stack):
+    path = write_stack("""
+        [system]
+        python = "3.12"
+        cuda = "12.8"
+        glibc = "2.35"
+        index = "cu128"
+        [hardware]
+        gpu = "H100"
+        [packages]
+        torch = "2.10.0"
+    """)
+    result = run("check", path)
+    assert result.exit_code == 0, result.output
+    assert "linux-x86_64 · glibc 2.35 · cu128 builds · CUDA 12.8" in result.output
 
 
 def test_check_broken_stack_exits_1_and_lists_each_error(run):
@@ -135,28 +150,19 @@ def test_unknown_command_exits_2(run):
     assert run("chekc").exit_code == 2
 
 
-def _installed_script() -> str:
-    script = Path(sys.executable).with_name("compat")
-    if script.exists():
-        return str(script)
-    found = shutil.which("compat")
-    assert found, "the compat console script is not installed next to this Python"
-    return found
-
-
 def test_installed_console_script_runs_from_another_folder(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COMPAT_DB")}
     ok = subprocess.run(
-        [_installed_script(), "check", str(EXAMPLES / "h200-vllm.toml")], cwd=tmp_path, capture_output=True, text=True, env=env
+        [installed("compat"), "check", str(EXAMPLES / "h200-vllm.toml")], cwd=tmp_path, capture_output=True, text=True, env=env
     )
     assert ok.returncode == 0, ok.stderr
     broken = subprocess.run(
-        [_installed_script(), "check", str(EXAMPLES / "broken-upgrade.toml"), "--format", "json"],
+        [installed("compat"), "check", str(EXAMPLES / "broken-upgrade.toml"), "--format", "json"],
         cwd=tmp_path, capture_output=True, text=True, env=env,
     )
     assert broken.returncode == 1
     assert json.loads(broken.stdout)["ok"] is False
-    bad = subprocess.run([_installed_script(), "check", "nope.toml"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    bad = subprocess.run([installed("compat"), "check", "nope.toml"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 

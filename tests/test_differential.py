@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ from compat import Database, check, load_stack
 from compat.engine.check import check_stack
 from compat.engine.resolver import resolve
 
+from .conftest import installed
 from .stubs import build_index, write_wheel
 
 # The default run compares a bounded sample; `pytest -m slow` runs the full 200.
@@ -38,15 +38,6 @@ PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "30"))
 FULL = 200
 SYNTHETIC = 12
 PYTHON = ".".join(str(p) for p in sys.version_info[:3])
-
-
-def _tool(name: str) -> str:
-    found = Path(sys.executable).with_name(name)
-    if found.exists():
-        return str(found)
-    path = shutil.which(name)
-    assert path, f"{name} is not installed next to this Python (.ci/run installs it)"
-    return path
 
 
 def _clean_env() -> dict[str, str]:
@@ -62,7 +53,7 @@ def run_uv(index: Path, requirements: list[str], workdir: Path) -> dict[str, str
     infile = workdir / "requirements.in"
     infile.write_text("\n".join(requirements) + "\n")
     result = subprocess.run(
-        [_tool("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--python-version",
+        [installed("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--python-version",
          f"{sys.version_info[0]}.{sys.version_info[1]}", "--no-header", "--no-annotate", "--quiet",
          "--cache-dir", str(workdir / "uv-cache"), str(infile)],
         capture_output=True, text=True, env=_clean_env(), timeout=120,

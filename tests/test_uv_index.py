@@ -77,7 +77,6 @@ import json
 import multiprocessing
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -103,6 +102,7 @@ from compat.engine.resolver import resolve
 from compat.errors import CompatError
 from compat.sources.stack import System
 
+from .conftest import installed
 from .snapshot_index import Dropped, ServedFile, SnapshotIndex
 
 if sys.version_info >= (3, 11):
@@ -229,15 +229,6 @@ def _names_prerelease(specifier: SpecifierSet) -> bool:
 # -- uv ------------------------------------------------------------------------------
 
 
-def _uv() -> str:
-    found = Path(sys.executable).with_name("uv")
-    if found.exists():
-        return str(found)
-    path = shutil.which("uv")
-    assert path, "uv is not installed next to this Python (the test extra installs it)"
-    return path
-
-
 def clean_env() -> dict[str, str]:
     """No configuration of this machine may leak in, and nothing may leave it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_")) and not k.lower().endswith("_proxy")}
@@ -271,7 +262,7 @@ def run_uv(index: SnapshotIndex, tag: str, requirements: list[str], platform: st
     infile.write_text("\n".join(requirements) + "\n")
     try:
         result = subprocess.run(
-            [_uv(), "pip", "compile", "--index-url", index.url(tag), "--python", sys.executable,
+            [installed("uv"), "pip", "compile", "--index-url", index.url(tag), "--python", sys.executable,
              "--python-version", PYTHON, "--python-platform", platform, "--no-python-downloads",
              "--no-header", "--no-annotate", "--cache-dir", str(workdir / "uv-cache"), str(infile)],
             capture_output=True, text=True, env=clean_env(), timeout=UV_TIMEOUT,

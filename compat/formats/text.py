@@ -29,6 +29,10 @@ def render(report: Report, *, color: bool = False, verbose: bool = False) -> str
     lines.append(style(title, bold=True))
     system = stack.system
     machine = [f"Python {system.python}", system.platform]
+    if system.glibc:
+        machine.append(f"glibc {system.glibc}")
+    if system.index != "pypi":
+        machine.append(f"{system.index} builds")
     if system.cuda:
         machine.append(f"CUDA {system.cuda}")
     if system.rocm:
