@@ -166,3 +166,12 @@ def test_a_2024_stack_is_judged(db):
     report = check(stack({"vllm": "0.6.3", "torch": "2.4.0"}, cuda="12.4"), database=db)
     assert report.ok and not any(f.id.startswith("unknown-release") for f in report.findings)
     assert "requires:vllm==0.6.3:torch" in errors(check(stack({"vllm": "0.6.3", "torch": "2.5.1"}, cuda="12.4"), database=db))
+
+
+def test_a_release_whose_requirements_the_index_does_not_state_is_never_taken_as_having_none(db):
+    # flash-attn publishes only sdists, with dynamic metadata
+    version = db.component("flash-attn").newest_first()[0]
+    report = check(stack({"flash-attn": str(version)}, cuda="13.0"), database=db)
+    assert f"unknown-metadata:flash-attn=={version}" in {f.id for f in report.warnings}
+    assert f"unknown-metadata:flash-attn=={version}" in errors(
+        check(stack({"flash-attn": str(version)}, cuda="13.0"), database=db, require_known=True))

@@ -498,6 +498,17 @@ class _Checker:
             if release is None:
                 self.unknown_release(component, version)
                 continue
+            if not release.metadata_known:
+                self.add(
+                    f"unknown-metadata:{name}=={version}",
+                    self.unknown_severity,
+                    f"the index does not state the requirements of {name} {version} (it has only an sdist, whose "
+                    "metadata is dynamic): they are not checked",
+                    (name,),
+                    "unknown-release",
+                    "metadata",
+                    self.db.metadata_source(release, "sdist metadata"),
+                )
             if release.is_yanked:
                 self.add(f"yanked:{name}=={version}", "warning", f"{name} {version} was yanked from the index",
                          (name,), "status", "metadata")
