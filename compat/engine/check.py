@@ -269,7 +269,7 @@ class _Checker:
         component = self.db.component(need.name)
         if component is None or component.index_listed is None:
             return False
-        if any(need.specifier.contains(v, prereleases=True) for v in component.releases):
+        if any(need.specifier.contains(v, prereleases=True) for v in component.newest_first()):
             return False
         if any(need.specifier.contains(v, prereleases=True) for v in component.index_versions or ()):
             return False

@@ -162,6 +162,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
         self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Need]] = {}
+        self._unyanked: dict[str, list[Version]] = {}  # name -> its releases not yanked, newest first
 
     # -- resolvelib's five questions ----------------------------------------
 
@@ -480,11 +481,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if component is None:
             return []
         releases = component.releases
-        versions = [
-            v for v in component.newest_first()
-            if not releases[v].is_yanked and specifier.contains(v, prereleases=True)
-            and (not installable or self.installable(releases[v]))
-        ]
+        unyanked = self._unyanked.get(name)
+        if unyanked is None:
+            unyanked = self._unyanked[name] = [v for v in component.newest_first() if not releases[v].is_yanked]
+        versions = [v for v in unyanked if specifier.contains(v, prereleases=True)] if specifier else list(unyanked)
+        if installable:
+            versions = [v for v in versions if self.installable(releases[v])]
         return self._prerelease_policy(versions, [specifier, *also])
 
     def _prerelease_policy(self, versions: list[Version], specifiers: list[SpecifierSet]) -> list[Version]:

@@ -234,9 +234,7 @@ class Database:
             component.snapshot_index = header["index"]
             component.tracked = header.get("tracked", True) is not False
             listed = header.get("versions")
-            if listed is not None:
-                if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
-                    raise DatabaseError("expected a list of version strings", file=snapshot_path, line=1, key="versions")
+            if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
             for release in releases:
                 curated = component.releases.get(release.version)

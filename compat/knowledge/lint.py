@@ -72,6 +72,7 @@ def lint_database(db: Database) -> list[Problem]:
 
     names = db.names()
     rule_ids: dict[str, str] = {}
+    loaded = []  # the components that load (the others are reported once)
     for name in sorted(names):
         snapshot = os.path.join(db.metadata_dir, f"{name}.jsonl")
         try:
@@ -83,6 +84,7 @@ def lint_database(db: Database) -> list[Problem]:
             continue
         if component is None:
             continue
+        loaded.append(component)
         file = component.file
         for option in component.options.values():
             cite(file, f"options.{option.name}.source", option.source)
@@ -132,7 +134,7 @@ def lint_database(db: Database) -> list[Problem]:
                             if value not in architectures:
                                 add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
     build_ids: dict[str, str] = {}
-    for component in (c for c in (db.component(n) for n in sorted(names)) if c is not None):
+    for component in loaded:
         for build in component.builds:
             key = f"build {build.id}"
             if build.id in build_ids:

@@ -7,10 +7,15 @@ check can tell a release that does not exist from one that was not
 recorded), then one line per release with its Requires-Python and
 Requires-Dist as the index serves them and the tags of its wheels; a
 release whose requirements could not be read says ``"metadata": "unknown"``
-(its empty Requires-Dist does not mean "none"). A check
-reads only the files of the packages it needs, lists their releases from
-the start of each line, and decodes a line only when it needs that
-release's requirements.
+(its empty Requires-Dist does not mean "none").
+
+The header also lists, under ``lines``, each release line's version, byte
+offset (counted from the end of the header line), length and yanked mark.
+A check reads only the headers of the packages it needs and seeks to the
+one line of a release whose requirements it needs: the cost of a check
+does not grow with the history a snapshot holds. `compat db lint` checks
+the offsets against the lines; a snapshot without them (written by hand)
+is read whole.
 """
 
 from __future__ import annotations
@@ -76,7 +81,8 @@ class Snapshot(NamedTuple):
     yanked: tuple[str, ...] | None = None  # those all of whose files are yanked
 
     def header(self) -> dict[str, Any]:
-        """The first line: the keys an older snapshot lacks are left out, not guessed."""
+        """The first line, without its ``lines`` (which `render_snapshot`
+        adds): the keys an older snapshot lacks are left out, not guessed."""
         data: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "index": self.index, "taken": self.taken}
         if self.tracked is not None:
             data["tracked"] = self.tracked
@@ -93,7 +99,9 @@ class Snapshot(NamedTuple):
 _LINE = re.compile(r'^\{"version": "([^"]+)"(, "yanked": true)?')
 
 
-def _header(line: str, file: str) -> dict[str, Any]:
+def _header(line: str, file: str, *, full: bool = True) -> dict[str, Any]:
+    """The header, checked; `full=False` (the check's path) leaves the long
+    lists to their readers, which check what they use."""
     try:
         header = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -108,9 +116,22 @@ def _header(line: str, file: str) -> dict[str, Any]:
     if not isinstance(header.get("tracked", False), bool):
         raise DatabaseError("expected true or false", file=file, line=1, key="tracked")
     for key in ("versions", "yanked"):
-        if not _strings(header.get(key, [])):
+        if not (_strings(header.get(key, [])) if full else isinstance(header.get(key, []), list)):
             raise DatabaseError("expected a list of version strings", file=file, line=1, key=key)
+    lines = header.get("lines")
+    if lines is not None and full and not (isinstance(lines, list) and all(_is_line_entry(e) for e in lines)):
+        raise DatabaseError("expected a list of [version, offset, length, yanked] entries", file=file, line=1, key="lines")
     return header
+
+
+def _is_line_entry(entry: Any) -> bool:
+    return (
+        isinstance(entry, list)
+        and len(entry) == 4
+        and isinstance(entry[0], str)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in entry[1:3])
+        and isinstance(entry[3], bool)
+    )
 
 
 def _strings(value: Any) -> bool:
@@ -120,14 +141,25 @@ def _strings(value: Any) -> bool:
 def read_header(path: str) -> dict[str, Any]:
     """The header of a snapshot, reading only its first line: what a caller
     needs to know which versions exist without listing the releases."""
+    header, _ = _read_first_line(path)
+    header.pop("lines", None)
+    return header
+
+
+def _read_first_line(path: str, *, full: bool = True) -> tuple[dict[str, Any], int]:
+    """The header and the byte offset where the release lines start."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:
             first = handle.readline()
     except OSError as exc:
         raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
     if not first.strip():
         raise DatabaseError("empty snapshot", file=path)
-    return _header(first, path)
+    try:
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DatabaseError("the header is not UTF-8", file=path, line=1) from None
+    return _header(text, path, full=full), len(first)
 
 
 def _lines(path: str) -> list[str]:
@@ -167,6 +199,8 @@ def read_snapshot(path: str) -> Snapshot:
     """Read and check a whole snapshot (lint, sync); a check uses `lazy_releases`."""
     lines = _lines(path)
     header = _header(lines[0], path)
+    if "lines" in header:
+        _check_offsets(header["lines"], lines[1:], path)
     wheels = read_wheels(path)
     out = []
     for number, line in enumerate(lines[1:], start=2):
@@ -193,6 +227,32 @@ def read_snapshot(path: str) -> Snapshot:
         versions=tuple(header["versions"]) if "versions" in header else None,
         yanked=tuple(header["yanked"]) if "yanked" in header else None,
     )
+
+
+def _offsets(lines: list[str]) -> list[list[Any]]:
+    """The header's ``lines``: [version, offset, length, yanked] of each release line."""
+    out: list[list[Any]] = []
+    offset = 0
+    for line in lines:
+        match = _LINE.match(line)
+        assert match is not None, line
+        size = len(line.encode("utf-8"))
+        out.append([match.group(1), offset, size, bool(match.group(2))])
+        offset += size + 1
+    return out
+
+
+def _check_offsets(stated: list[list[Any]], lines: list[str], path: str) -> None:
+    if any(_LINE.match(line) is None for line in lines):
+        return  # decode_entry reports the bad line itself
+    if stated != _offsets(lines):
+        raise DatabaseError(
+            "the header's line offsets do not match the release lines (was the file edited by hand? "
+            "remove the header's \"lines\" key or run compat db sync)",
+            file=path,
+            line=1,
+            key="lines",
+        )
 
 
 WHEELS = ".wheels.jsonl"
@@ -231,13 +291,14 @@ def render_snapshot(snapshot: Snapshot) -> tuple[str, str]:
     """
     data = snapshot.to_dict()
     releases = data.pop("releases")
-    lines = [json.dumps(data, ensure_ascii=False)]
+    lines = []
     wheel_lines = [json.dumps({k: data[k] for k in ("schema", "name", "index", "taken")}, ensure_ascii=False)]
     for entry in releases:
         wheels = entry.pop("wheels", [])
         lines.append(json.dumps(entry, ensure_ascii=False))
         wheel_lines.append(json.dumps({"version": entry["version"], "wheels": wheels}, ensure_ascii=False))
-    return "\n".join(lines) + "\n", "\n".join(wheel_lines) + "\n"
+    data["lines"] = _offsets(lines)
+    return "\n".join([json.dumps(data, ensure_ascii=False), *lines]) + "\n", "\n".join(wheel_lines) + "\n"
 
 
 def read_wheels(path: str) -> dict[str, list[dict[str, Any]]]:
@@ -256,21 +317,40 @@ def read_wheels(path: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
-    """The header and the releases of a snapshot, each decoded on first use."""
-    lines = _lines(path)
-    header = _header(lines[0], path)
+    """The header and the releases of a snapshot, each decoded on first use.
+
+    With the header's ``lines``, only the header is read now; a release's
+    line is read (one seek) when its requirements are first needed.
+    """
+    header, start = _read_first_line(path, full=False)
+    stated = header.pop("lines", None)
+    if stated is None:
+        lines = _lines(path)
+        entries = []
+        for number, line in enumerate(lines[1:], start=2):
+            match = _LINE.match(line)
+            if match is None:
+                raise DatabaseError("a release line must start with its version", file=path, line=number)
+            entries.append((match.group(1), bool(match.group(2)), functools.partial(decode_entry, line, path, number)))
+    else:
+        try:
+            entries = [
+                (version, yanked is True, _Line(path, start + offset, length, version, number))
+                for number, (version, offset, length, yanked) in enumerate(stated, start=2)
+            ]
+        except (TypeError, ValueError):
+            raise DatabaseError(
+                "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
+            ) from None
     name = header["name"]
     wheels = functools.lru_cache(maxsize=1)(functools.partial(read_wheels, path))
     out = []
-    for number, line in enumerate(lines[1:], start=2):
-        match = _LINE.match(line)
-        if match is None:
-            raise DatabaseError("a release line must start with its version", file=path, line=number)
+    for number, (text, yanked, raw) in enumerate(entries, start=2):
         try:
-            version = Version(match.group(1))
+            version = Version(text)
         except InvalidVersion:
-            raise DatabaseError(f"invalid version {match.group(1)!r}", file=path, line=number) from None
-        status = "yanked" if match.group(2) else ("pre-release" if version.is_prerelease else "release")
+            raise DatabaseError(f"invalid version {text!r}", file=path, line=number) from None
+        status = "yanked" if yanked else ("pre-release" if version.is_prerelease else "release")
         out.append(
             Release(
                 package=name,
@@ -278,11 +358,44 @@ def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
                 status=status,
                 layer="metadata",
                 file=path,
-                raw=functools.partial(decode_entry, line, path, number),
-                wheels=functools.partial(lambda v, load: load().get(v, []), match.group(1), wheels),
+                raw=raw,
+                wheels=functools.partial(lambda v, load: load().get(v, []), text, wheels),
             )
         )
     return header, out
+
+
+class _Line:
+    """A release line of a snapshot, read and decoded when called: one seek."""
+
+    __slots__ = ("path", "offset", "length", "version", "number")
+
+    def __init__(self, path: str, offset: Any, length: Any, version: Any, number: int) -> None:
+        if not (isinstance(offset, int) and isinstance(length, int) and isinstance(version, str)):
+            raise TypeError
+        self.path, self.offset, self.length, self.version, self.number = path, offset, length, version, number
+
+    def __call__(self) -> dict[str, Any]:
+        path, version = self.path, self.version
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(self.length)
+        except (OSError, ValueError, OverflowError) as exc:
+            raise DatabaseError(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError:
+            line = ""
+        match = _LINE.match(line)
+        if match is None or match.group(1) != version:
+            raise DatabaseError(
+                f"the header's offset of {version} does not point at its line (run compat db lint)",
+                file=path,
+                line=1,
+                key="lines",
+            )
+        return decode_entry(line, path, self.number)
 
 
 def check_requirements(release: Release) -> list[tuple[str, str]]:
