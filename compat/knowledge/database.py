@@ -186,6 +186,9 @@ class Database:
 
     def component(self, name: str) -> Component | None:
         """The component called `name` (any spelling pip accepts), or None."""
+        known = self._components.get(name, self)  # most callers pass a normalized name: no regex then
+        if known is not self:
+            return known  # type: ignore[return-value]
         name = normalize(name)
         if name not in self._components:
             self._components[name] = self._read_component(name) if name in self.names() else None

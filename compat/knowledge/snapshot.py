@@ -229,7 +229,7 @@ def read_snapshot(path: str) -> Snapshot:
     )
 
 
-def _offsets(lines: list[str]) -> list[list[Any]]:
+def line_offsets(lines: list[str]) -> list[list[Any]]:
     """The header's ``lines``: [version, offset, length, yanked] of each release line."""
     out: list[list[Any]] = []
     offset = 0
@@ -245,7 +245,7 @@ def _offsets(lines: list[str]) -> list[list[Any]]:
 def _check_offsets(stated: list[list[Any]], lines: list[str], path: str) -> None:
     if any(_LINE.match(line) is None for line in lines):
         return  # decode_entry reports the bad line itself
-    if stated != _offsets(lines):
+    if stated != line_offsets(lines):
         raise DatabaseError(
             "the header's line offsets do not match the release lines (was the file edited by hand? "
             "remove the header's \"lines\" key or run compat db sync)",
@@ -297,7 +297,7 @@ def render_snapshot(snapshot: Snapshot) -> tuple[str, str]:
         wheels = entry.pop("wheels", [])
         lines.append(json.dumps(entry, ensure_ascii=False))
         wheel_lines.append(json.dumps({"version": entry["version"], "wheels": wheels}, ensure_ascii=False))
-    data["lines"] = _offsets(lines)
+    data["lines"] = line_offsets(lines)
     return "\n".join([json.dumps(data, ensure_ascii=False), *lines]) + "\n", "\n".join(wheel_lines) + "\n"
 
 
