@@ -14,6 +14,18 @@ from .errors import CompatError
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
 
+class _OutputClosed(Exception):
+    """The reader of standard output went away (``compat check x | head``)."""
+
+
+def _echo(message: str = "", **kwargs: object) -> None:
+    """click.echo to standard output; a closed pipe is not turned into exit 1."""
+    try:
+        click.echo(message, **kwargs)  # type: ignore[arg-type]
+    except BrokenPipeError:
+        raise _OutputClosed from None
+
+
 def _fail(error: CompatError | str) -> NoReturn:
     click.echo(f"compat: error: {error}", err=True)
     sys.exit(EXIT_INPUT)
@@ -74,12 +86,12 @@ def check(stack: str, fmt: str, strict: bool, require_known: bool, ignore: tuple
     if fmt == "json":
         from .formats.json import render as render_json
 
-        click.echo(render_json(report), nl=False)
+        _echo(render_json(report), nl=False)
     else:
         from .formats.text import render as render_text
 
         color = _use_color(sys.stdout.isatty())
-        click.echo(render_text(report, color=color), nl=False, color=color)
+        _echo(render_text(report, color=color), nl=False, color=color)
     sys.exit(report.exit_code)
 
 
@@ -132,7 +144,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
         write_atomic(output, text)
         click.echo(f"wrote {output}: {len(pins) + len(added)} packages pinned", err=True)
     else:
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
 
 
 @cli.command()
@@ -153,7 +165,7 @@ def why(name: str, stack_path: str | None, db_path: str | None) -> None:
         loaded = load_stack(stack_path, database) if stack_path else None
         if target not in database.names() and (loaded is None or target not in loaded.packages):
             _fail(f"{name!r} is not in the database{did_you_mean(target, database.names())}")
-        click.echo(render(constraints_on(target, database, loaded)), nl=False)
+        _echo(render(constraints_on(target, database, loaded)), nl=False)
     except CompatError as exc:
         _fail(exc)
 
@@ -176,12 +188,12 @@ def lint(db_path: str | None) -> None:
         _fail(exc)
     problems = lint_database(database)
     for problem in problems:
-        click.echo(str(problem))
+        _echo(str(problem))
     if problems:
         click.echo(f"{len(problems)} problem(s) in {database.root}", err=True)
         sys.exit(EXIT_FINDINGS)
     counts = database.counts()
-    click.echo(
+    _echo(
         f"ok: {counts['components']} components, {counts['releases']} releases, {counts['rules']} rules, "
         f"{counts['sources']} sources, {counts['gpus']} GPUs"
     )
@@ -214,9 +226,9 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
     if fmt == "json":
         import json
 
-        click.echo(json.dumps(data, indent=2))
+        _echo(json.dumps(data, indent=2))
     else:
-        click.echo(render_text(data), nl=False)
+        _echo(render_text(data), nl=False)
     if version is not None and data.get("release") is None:
         sys.exit(EXIT_FINDINGS)
 
@@ -259,17 +271,17 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         _fail(exc)
     how = ", ".join(f"{n} by {k}" for k, n in sorted(result.how.items()))
     total = len(result.written) + len(result.unchanged)
-    click.echo(
+    _echo(
         f"{total} packages ({total - len(result.untracked)} tracked, {len(result.untracked)} required by them), "
         f"{result.releases} releases ({how}), {result.requests} requests; "
         f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
     )
     if result.unknown:
-        click.echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
+        _echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
     if result.invalid:
-        click.echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
+        _echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
     if result.missing:
-        click.echo(f"required but not on the index: {', '.join(result.missing)}")
+        _echo(f"required but not on the index: {', '.join(result.missing)}")
 
 
 def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
@@ -277,8 +289,55 @@ def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
         yield from bar
 
 
-def main() -> None:
-    cli(prog_name="compat")
+EXIT_INTERNAL = 3
+_REPORT_URL = "https://github.com/compat-dev/compat/issues"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; exit 0 (no conflict), 1 (conflict), 2 (input
+    compat cannot use) or 3 (compat itself failed: a bug).
+
+    Exit 1 means a conflict and nothing else, so nothing else may exit 1:
+    not an interruption, a usage error, nor an unexpected exception, which
+    prints one line (the traceback only with --debug or COMPAT_DEBUG=1).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("COMPAT_DEBUG", "") not in ("", "0")
+    args = [a for a in args if a != "--debug"]
+    try:
+        code = cli.main(args=args, prog_name="compat", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # usage errors, bad paths: input compat cannot use
+        exc.show()
+        sys.exit(EXIT_INPUT)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("compat: interrupted", err=True)
+        sys.exit(130)
+    except (_OutputClosed, BrokenPipeError):  # the reader went away (| head): not compat's failure, not a conflict
+        _quiet_stdout()
+        sys.exit(141)
+    except CompatError as exc:
+        _fail(exc)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
+        hint = "" if debug else " (run again with --debug or COMPAT_DEBUG=1 for the traceback)"
+        click.echo(f"compat: internal error ({summary}); please report it at {_REPORT_URL}{hint}", err=True)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)  # --help and --version return their code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,85 @@
+"""Exit codes CI can trust: 1 means a conflict and nothing else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compat import cli
+
+from .conftest import EXAMPLES
+
+
+def run(capsys, *args):
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("something compat did not expect\nsecond line")
+
+
+def test_a_bug_exits_3_with_one_line_and_no_traceback(capsys, monkeypatch):
+    monkeypatch.delenv("COMPAT_DEBUG", raising=False)
+    monkeypatch.setattr("compat.engine.check.check_stack", boom)
+    code, _, err = run(capsys, "check", str(EXAMPLES / "h200-vllm.toml"))
+    assert code == 3
+    assert err.count("\n") == 1 and "internal error" in err and "RuntimeError" in err and "report" in err
+    assert "Traceback" not in err and "second line" not in err
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_debug_shows_the_traceback(capsys, monkeypatch, how):
+    monkeypatch.setattr("compat.engine.check.check_stack", boom)
+    args = ["check", str(EXAMPLES / "h200-vllm.toml")]
+    if how == "flag":
+        monkeypatch.delenv("COMPAT_DEBUG", raising=False)
+        args.append("--debug")
+    else:
+        monkeypatch.setenv("COMPAT_DEBUG", "1")
+    code, _, err = run(capsys, *args)
+    assert code == 3 and "Traceback" in err and "internal error" in err
+
+
+def test_an_interruption_is_not_a_conflict(capsys, monkeypatch):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("compat.engine.check.check_stack", interrupt)
+    code, _, err = run(capsys, "check", str(EXAMPLES / "h200-vllm.toml"))
+    assert code == 130 and "interrupted" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["check"], ["check", "x.toml", "--format", "xml"], ["no-such-command"], ["check", "--no-such-flag", "x.toml"]],
+)
+def test_usage_errors_exit_2(capsys, args):
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "Error" in err
+
+
+def test_the_codes_of_the_examples(capsys):
+    assert run(capsys, "check", str(EXAMPLES / "h200-vllm.toml"))[0] == 0
+    assert run(capsys, "check", str(EXAMPLES / "broken-upgrade.toml"))[0] == 1
+    assert run(capsys, "check", str(EXAMPLES / "no-such-stack.toml"))[0] == 2
+    assert run(capsys, "--version")[0] == 0
+
+
+def test_a_closed_pipe_is_not_a_conflict():
+    # the reader of the output is gone before compat writes: the conflict report meets a broken pipe
+    read, write = os.pipe()
+    os.close(read)
+    code = "import sys; from compat import cli; cli.main(['check', sys.argv[1], '--format', 'json'])"
+    try:
+        writer = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "broken-upgrade.toml")],
+                                stdout=write, stderr=subprocess.PIPE)
+    finally:
+        os.close(write)
+    assert writer.returncode == 141, writer.stderr
+    assert b"Traceback" not in writer.stderr
