@@ -28,12 +28,14 @@ def check(
     be used (the command line's exit 2). `strict` makes warnings fail too;
     `ignore` suppresses findings by ID (shell-style patterns allowed);
     `require_known` makes a release the database does not hold an error.
+    Without `database`, the bundled database is loaded once per process and
+    reused while its files are unchanged (`Database.shared`).
 
     >>> report = check({"system": {"python": "3.12"}, "hardware": {"gpu": "H200"}, "packages": {"vllm": "0.32.0"}})
     >>> report.ok
     True
     """
-    db = database if database is not None else Database.load()
+    db = database if database is not None else Database.shared()
     if not isinstance(stack, Stack):
         stack = load_stack(stack, db)
     return check_stack(stack, db, strict=strict, ignore=ignore, require_known=require_known)

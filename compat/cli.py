@@ -204,7 +204,8 @@ def lint(db_path: str | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_db_option
 def show(spec: str, fmt: str, db_path: str | None) -> None:
-    """Everything the database knows of a component, or of one release of it."""
+    """Everything the database knows of a component, or of one release of it
+    (NAME "gpus": the GPU catalog)."""
     from packaging.version import InvalidVersion, Version
 
     from ._names import did_you_mean, normalize
@@ -212,6 +213,9 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
     from .knowledge.database import Database
 
     name, _, version_text = spec.partition("==")
+    if name.strip().lower() == "gpus" and not version_text:
+        _show_gpus(fmt, db_path)
+        return
     try:
         database = Database.load(db_path)
         component = database.component(name)
@@ -231,6 +235,45 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
         _echo(render_text(data), nl=False)
     if version is not None and data.get("release") is None:
         sys.exit(EXIT_FINDINGS)
+
+
+def _show_gpus(fmt: str, db_path: str | None) -> None:
+    """`compat db show gpus`: the GPU catalog, one GPU a line (or a JSON list)."""
+    from .knowledge.database import Database
+
+    try:
+        gpus = Database.load(db_path).catalog.gpus
+    except CompatError as exc:
+        _fail(exc)
+    rows = [
+        {
+            "name": gpu.name,
+            "vendor": gpu.vendor,
+            "architecture": gpu.architecture,
+            "compute_capability": None if gpu.compute_capability is None else str(gpu.compute_capability),
+            "gfx_target": gpu.gfx_target,
+            "memory_gb": gpu.memory_gb,
+            "segment": gpu.segment,
+            "aliases": list(gpu.aliases),
+            "source": gpu.source,
+        }
+        for gpu in gpus
+    ]
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(rows, indent=2))
+        return
+    header = ("GPU", "vendor", "architecture", "cc / gfx", "memory", "segment")
+    table = [header] + [
+        (r["name"], r["vendor"], r["architecture"], r["compute_capability"] or r["gfx_target"] or "-",
+         f"{r['memory_gb']} GB" if r["memory_gb"] else "-", r["segment"])
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        _echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    _echo(f"{len(rows)} GPUs (compute capability for NVIDIA, gfx target for AMD)")
 
 
 @db.command()

@@ -39,8 +39,9 @@ def test_broken_upgrade_reports_every_problem_not_the_first():
         "requires:vllm==0.32.0:transformers",
         "requires:vllm==0.32.0:flashinfer-python",
     }
-    # and the known issues of the Transformers release it names
-    assert {"transformers.ep-zero-expert-gradients", "transformers.generate-input-dict-cast"} <= {f.id for f in report.warnings}
+    # the known issues of the Transformers release it names are scoped to the models they affect
+    # (MoE in BF16 training, multimodal generate): a stack without [model] is not warned of them
+    assert not {"transformers.ep-zero-expert-gradients", "transformers.generate-input-dict-cast"} & {f.id for f in report.findings}
     transformers = by_id(report, "requires:vllm==0.32.0:transformers")
     assert transformers.severity == "error"
     assert transformers.components == ("vllm", "transformers")
@@ -49,13 +50,15 @@ def test_broken_upgrade_reports_every_problem_not_the_first():
     assert transformers.source is not None and "vllm 0.32.0" in transformers.source.cite()
 
 
-def test_fp8_scaled_mm_on_a100_is_an_error():
+def test_fp8_scaled_mm_on_a100_is_an_inferred_warning():
+    # the release says fp8-scaled-mm selects FP8 matmul and names CC 8.9+ as eligible, not that others are refused
     report = check(EXAMPLES / "ltx2-fp8-a100.toml")
     finding = by_id(report, "ltx-2.fp8-scaled-mm.compute-capability")
-    assert finding.severity == "error" and finding.layer == "curated"
+    assert finding.severity == "warning" and finding.layer == "curated"
+    assert finding.basis and "8.9" in finding.basis
     assert finding.source.id == "ltx-2-1.5.0"
     assert "gpu" in finding.components
-    assert report.exit_code == 1
+    assert report.exit_code == 0 and check(EXAMPLES / "ltx2-fp8-a100.toml", strict=True).exit_code == 1
 
 
 def test_vllm_omni_example_runs_with_a_pre_release_warning():
@@ -74,9 +77,9 @@ def test_ltx2_fp8_scaled_mm_needs_sm89(gpu, ok):
     assert ("ltx-2.fp8-scaled-mm.compute-capability" not in ids(report)) is ok
 
 
-def test_ltx2_fp8_scaled_mm_on_cpu_only_stack_is_an_error():
+def test_ltx2_fp8_scaled_mm_on_cpu_only_stack_is_a_warning():
     report = check({"system": {"python": "3.12"}, "packages": {"ltx-2": "1.5.0"}, "options": {"ltx-2": {"quantization": "fp8-scaled-mm"}}})
-    assert by_id(report, "ltx-2.fp8-scaled-mm.compute-capability").severity == "error"
+    assert by_id(report, "ltx-2.fp8-scaled-mm.compute-capability").severity == "warning"
 
 
 def test_ltx2_fp8_scaled_mm_with_unknown_gpu_cannot_be_verified():

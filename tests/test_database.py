@@ -99,10 +99,11 @@ def test_bad_specifier_in_a_rule(broken_db):
 
 
 def test_bad_condition_in_a_rule(broken_db):
-    edit(broken_db / "constraints" / "ltx-2.toml", 'require = { compute_capability = ">=8.9" }', 'require = { compute_capabilty = ">=8.9" }')
+    edit(broken_db / "constraints" / "ltx-2.toml", 'require = { all = [{ compute_capability = ">=8.9" }] }',
+         'require = { all = [{ compute_capabilty = ">=8.9" }] }')
     with pytest.raises(DatabaseError) as info:
         Database.load(broken_db).component("ltx-2")
-    assert info.value.key == "rule[0].require.compute_capabilty"
+    assert info.value.key == "rule[0].require.all[0].compute_capabilty"
 
 
 def test_lint_reports_duplicate_ids_and_unknown_options(broken_db):
@@ -137,3 +138,24 @@ def test_lint_reports_unknown_gpu_names(broken_db):
 def test_not_a_database(tmp_path):
     with pytest.raises(DatabaseError):
         Database.load(tmp_path)
+
+
+def test_the_shared_database_is_loaded_once_and_reloaded_when_its_files_change(tmp_path):
+    import os
+    import time
+
+    root = copy_database(tmp_path / "data")
+    first = Database.shared(root)
+    assert Database.shared(root) is first and Database.shared(str(root) + "/") is first
+    path = root / "constraints" / "vllm.toml"
+    later = time.time_ns() + 5_000_000_000
+    os.utime(path, ns=(later, later))
+    second = Database.shared(root)
+    assert second is not first and Database.shared(root) is second
+
+
+def test_check_reuses_the_bundled_database():
+    import compat
+
+    compat.check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
+    assert Database.shared() is Database.shared()

@@ -24,6 +24,7 @@ from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
+from ..knowledge.options import value_problem
 from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
@@ -52,6 +53,7 @@ def check_stack(
     checker.stack_findings()
     checker.machine()
     checker.edges(versions)
+    checker.flags(versions)
     checker.rules(versions)
     checker.statuses(versions)
     checker.installs(versions)
@@ -86,6 +88,11 @@ def check_stack(
     return report
 
 
+def _lower_edges(definition: Any) -> list[Version]:
+    """The versions a definition's range starts from (its >= and > bounds)."""
+    return [Version(s.version) for s in definition.releases if s.operator in (">=", ">")]
+
+
 def _shown(version: Version | None, spec: PackageSpec) -> str:
     if version is None:
         return spec.written
@@ -110,7 +117,7 @@ class _Checker:
     # -- helpers -------------------------------------------------------------
 
     def add(self, id: str, severity: str, message: str, components: tuple[str, ...], kind: str, layer: str,
-            source: str | Source | None = None, **details: Any) -> None:
+            source: str | Source | None = None, *, basis: str | None = None, **details: Any) -> None:
         if not isinstance(source, Source):
             source = self.db.source(source)
         self.findings.append(
@@ -123,6 +130,7 @@ class _Checker:
                 layer=layer,
                 source=source,
                 details={k: v for k, v in details.items() if v is not None} or None,
+                basis=basis,
             )
         )
 
@@ -221,10 +229,11 @@ class _Checker:
             component = self.db.component(package)
             if component is None:
                 continue
+            catalog = self.db.option_catalog(package)
             for option, value in values.items():
                 spec = component.options.get(option)
-                if spec is None or not spec.values:
-                    continue
+                if spec is None or not spec.values or (catalog is not None and catalog.knows(option)):
+                    continue  # a flag the engine's own definitions list is judged by `flags`, per release
                 if value_text(value) not in spec.values:
                     self.add(
                         f"option-value:{package}:{option}",
@@ -236,6 +245,58 @@ class _Checker:
                         "curated",
                         spec.source,
                     )
+
+    def flags(self, versions: dict[str, Version | None]) -> None:
+        """The stack's flags against the definitions of the release it installs."""
+        for package, values in self.stack.options.items():
+            catalog = self.db.option_catalog(package)
+            if catalog is None:
+                continue
+            version = versions.get(package)
+            judged = catalog.covers_release(version)
+            for option, value in values.items():
+                definitions = catalog.definitions(option)
+                if not definitions:
+                    continue  # an unknown-option warning already
+                here = catalog.at(option, version) if judged else None
+                if here is None and judged:
+                    self._missing_flag(package, option, version, definitions)
+                    continue
+                candidates = [here] if here is not None else definitions
+                problems = [value_problem(d.type, d.values, value) for d in candidates]
+                if any(p is None for p in problems):
+                    continue
+                where = f"{package} {version}" if here is not None else package
+                self.add(
+                    f"option-value:{package}:{option}",
+                    "error",
+                    f"{where}: --{option} = {value!r}: {problems[-1]}",
+                    (package,),
+                    "option-value",
+                    "curated",
+                    candidates[-1].source,
+                )
+
+    def _missing_flag(self, package: str, option: str, version: Version | None, definitions: list[Any]) -> None:
+        """A flag the release does not have: removed, renamed, or newer than it."""
+        assert version is not None
+        later = [d for d in definitions if any(edge > version for edge in _lower_edges(d))]
+        renamed = next((d.renamed_to for d in definitions if d.renamed_to and d not in later), None)
+        if len(later) == len(definitions):
+            what = f"has no --{option} (later releases have it: {later[0].releases})"
+        elif renamed:
+            what = f"has no --{option}: it was renamed --{renamed}"
+        else:
+            what = f"has no --{option} (it was removed; releases {definitions[-1].releases} have it)"
+        self.add(
+            f"option-removed:{package}:{option}",
+            "error",
+            f"{package} {version} {what}; the server refuses an unknown flag",
+            (package,),
+            "option-removed",
+            "curated",
+            definitions[-1].source,
+        )
 
     # -- 3: every requirement edge ---------------------------------------------
 
@@ -399,6 +460,7 @@ class _Checker:
 
     def rules(self, versions: dict[str, Version | None]) -> None:
         facts = StackFacts(self.stack, versions)
+        self.unjudged_model: dict[str, tuple[str, list[str]]] = {}  # rule ID -> (package, model tests)
         for name, version in sorted(versions.items()):
             component = self.db.component(name)
             if component is None:
@@ -415,6 +477,41 @@ class _Checker:
                     self.lockstep(rule, component, version, versions)
                 else:
                     self.rule(rule, component, version, scoped)
+        self.model_unverified()
+
+    def model_unverified(self) -> None:
+        """One note for the rules whose model conditions the stack cannot decide:
+        an unknown model must not look like a model no rule is about."""
+        if not self.unjudged_model:
+            return
+        model = self.stack.model
+        named = model.name or model.repo
+        tests = sorted({t for _, found in self.unjudged_model.values() for t in found})
+        rules = ", ".join(sorted(self.unjudged_model))
+        if named and self.stack.catalog_model is None:
+            why = f"the model catalog does not know [model] {'name' if model.name else 'repo'} {named!r}"
+        elif self.stack.catalog_model is not None:
+            why = f"neither the stack nor the model catalog's {self.stack.catalog_model.name} says"
+        else:
+            why = "the stack gives no [model]" if model == type(model)() else "the stack's [model] does not say"
+        self.add(
+            "model:unverified",
+            "info",
+            f"{why}: could not judge {'; '.join(repr(t) for t in tests)} (the condition of {rules}); "
+            "give [model] family (and moe, hybrid, multimodal, head_dim, checkpoint_dtype as they apply) to decide them",
+            tuple(sorted({package for package, _ in self.unjudged_model.values()})),
+            "unverified",
+            "curated",
+            Source(
+                id="model:unverified",
+                project="compat",
+                title="the conditions of these rules in "
+                + ", ".join(sorted({f"constraints/{package}.toml" for package, _ in self.unjudged_model.values()})),
+                kind="documentation",
+            ),
+            rules=sorted(self.unjudged_model),
+            tests=tests,
+        )
 
     def lockstep(self, rule: Rule, component: Component, version: Version | None,
                  versions: dict[str, Version | None]) -> None:
@@ -440,7 +537,18 @@ class _Checker:
     def rule(self, rule: Rule, component: Component, version: Version | None, facts: StackFacts) -> None:
         when = rule.when.evaluate(facts)
         if when is not True:
+            if when is UNKNOWN:
+                unknown = [t.describe() for t in rule.when.walk()
+                           if t.kind.startswith("model-") and t.evaluate(facts) is UNKNOWN]
+                if unknown and hasattr(self, "unjudged_model"):
+                    self.unjudged_model[rule.id] = (component.name, unknown)
             return
+        if not rule.shown_for(version) and not self._stack_sets(rule.when, component):
+            # A note of the release that introduced it: news to an upgrade that
+            # crosses it, noise to a check of a later release, unless the
+            # stack's own options, model or environment make it matter.
+            return
+        basis = rule.basis if rule.inferred else None
         who = f"{component.name} {version}"
         components = (component.name, *self._subjects(rule.when), *(self._subjects(rule.require) if rule.require else ()))
         components = tuple(dict.fromkeys(components))
@@ -463,17 +571,32 @@ class _Checker:
                     "unverified",
                     "curated",
                     rule.source,
+                    basis=basis,
                 )
                 return
             failing = "; ".join(t.describe() for t in rule.require.failing(facts))
             self.add(rule.id, rule.severity, f"{who}: {rule.message}", components, rule.kind, "curated",
-                     rule.source, needs=rule.require.describe(), failing=failing or None)
+                     rule.source, basis=basis, needs=rule.require.describe(), failing=failing or None)
             return
         message = f"{who}: {rule.message}"
         if rule.kind == "known-issue" and rule.fixed_in is not None:
             message += f" (fixed in {rule.fixed_in})"
-        self.add(rule.id, rule.severity, message, components, rule.kind, "curated", rule.source,
-                 fixed_in=str(rule.fixed_in) if rule.fixed_in else None)
+        self.add(rule.id, rule.severity, message, components, rule.kind, "curated", rule.source, basis=basis,
+                 fixed_in=str(rule.fixed_in) if rule.fixed_in else None,
+                 introduced=str(rule.introduced) if rule.introduced else None)
+
+    def _stack_sets(self, condition: Condition, component: Component) -> bool:
+        """Whether the stack itself gives an option, model property or variable `condition` tests."""
+        stack = self.stack
+        given = stack.options.get(component.name, {})
+        for test in condition.walk():
+            if test.kind == "option" and test.key in given:
+                return True
+            if test.kind.startswith("model-") and getattr(stack.model, test.key, None) is not None:
+                return True
+            if test.kind == "env" and test.key in stack.env:
+                return True
+        return False
 
     @staticmethod
     def _subjects(condition: Condition | None) -> list[str]:

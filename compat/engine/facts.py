@@ -10,6 +10,7 @@ from packaging.version import Version
 from ..knowledge.catalog import lookup_key
 from ..knowledge.conditions import UNKNOWN
 from ..knowledge.model import Component
+from ..knowledge.models import model_key
 from ..sources.stack import Stack
 
 __all__ = ["StackFacts", "VIRTUAL_PREFIX", "virtual_name", "VIRTUAL_LABELS"]
@@ -98,7 +99,21 @@ class StackFacts:
         return spec.default if spec is not None else None
 
     def model(self, key: str) -> Any:
-        return getattr(self.stack.model, key)
+        """A [model] property: the stack's own value, else the model catalog's, else None.
+
+        ``name`` and ``repo`` are the identity of the model: every way the
+        catalog names it (or, for a model it lacks, what the stack wrote).
+        """
+        written, entry = self.stack.model, self.stack.catalog_model
+        if key in ("name", "repo"):
+            given = frozenset(model_key(n) for n in (written.name, written.repo) if n)
+            if entry is not None:
+                return entry.identities() | given
+            return given or None
+        value = getattr(written, key)
+        if value is None and entry is not None:
+            value = getattr(entry, key)
+        return value
 
     def env(self, name: str) -> str | None:
         return self.stack.env.get(name)

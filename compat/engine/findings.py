@@ -32,6 +32,7 @@ class Finding(NamedTuple):
     source: Source | None = None
     suppressed: bool = False
     details: dict[str, Any] | None = None
+    basis: str | None = None  # set when the fact is inferred, not stated by its source: what it rests on
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -43,7 +44,10 @@ class Finding(NamedTuple):
             "kind": self.kind,
             "layer": self.layer,
             "suppressed": self.suppressed,
+            "inferred": self.basis is not None,
         }
+        if self.basis is not None:
+            data["basis"] = self.basis
         if self.source is not None:
             data["source_detail"] = self.source.to_dict()
         if self.details:

@@ -353,6 +353,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                 continue
             if rule.kind != "requirement" or rule.require is None or not rule.covers(release.version):
                 continue
+            if rule.severity != "error":
+                continue  # a warning (an inferred bound, say) is reported by the check, never a limit on resolution
             if rule.when.mentions_packages() or rule.when.evaluate(facts) is not True:
                 continue
             bounds = rule.require.version_bounds()

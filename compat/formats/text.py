@@ -91,4 +91,6 @@ def _finding(finding: Finding, style: Callable[..., str], colour: str) -> list[s
     if finding.source is not None:
         meta += f" source: {finding.source.cite()}"
     out.append("    " + style(meta, dim=True))
+    if finding.basis is not None:
+        out.append("    " + style(f"inferred, not stated by the source: {finding.basis}", dim=True))
     return out

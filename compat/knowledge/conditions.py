@@ -53,8 +53,11 @@ Truth = Union[bool, Any]  # True, False or UNKNOWN
 # sees each as a virtual package with one candidate: the stack's value.
 VERSION_KEYS = ("python", "cuda", "driver", "rocm", "compute_capability")
 _CHOICE_KEYS = ("platform", "accelerator", "gpu", "gpu_arch", "gpu_segment")
-_MODEL_TEXT = ("name", "family", "checkpoint_dtype")
+_MODEL_TEXT = ("family", "checkpoint_dtype")
+_MODEL_IDENTITY = ("name", "repo")  # compared by catalog identity: any alias of the same model
 _MODEL_NUMBER = ("head_dim",)
+_MODEL_FLAG = ("moe", "hybrid", "multimodal")
+MODEL_KEYS = (*_MODEL_IDENTITY, *_MODEL_TEXT, *_MODEL_NUMBER, *_MODEL_FLAG)
 _ALL_KEYS = (*VERSION_KEYS, *_CHOICE_KEYS, "gpu_count", "packages", "options", "model", "env", "any", "all", "not")
 
 LABELS = {
@@ -98,7 +101,11 @@ class Facts(Protocol):
         """The effective value of the owning package's option (default applied), or None."""
 
     def model(self, key: str) -> Any:
-        """A [model] property, or None."""
+        """A [model] property, or None.
+
+        For ``name`` and ``repo``: the identity keys of the stack's model
+        (``models.model_key`` of its name, repo and catalog aliases), or None.
+        """
 
     def env(self, name: str) -> str | None: ...
 
@@ -170,12 +177,12 @@ class NumberBound(NamedTuple):
 class Test(NamedTuple):
     """One test of a condition. `kind` picks the rule, `key` the subject."""
 
-    kind: str  # version, choice, count, package, option, model-text, model-number, env, any, all, not
+    kind: str  # version, choice, count, package, option, model-text, model-identity, model-number, model-flag, env, any, all, not
     key: str
     specifier: SpecifierSet | None = None
     choices: tuple[str, ...] = ()
     number: NumberBound | None = None
-    expect: Any = None  # env: a string, True (set) or False (unset)
+    expect: Any = None  # env: a string, True (set) or False (unset); model-flag: a bool; model-identity: the names as written
     children: tuple[Condition, ...] = ()
 
     def evaluate(self, facts: Facts) -> Truth:
@@ -223,6 +230,17 @@ class Test(NamedTuple):
                 return UNKNOWN
             assert self.number is not None
             return self.number.holds(int(value))
+        if kind == "model-identity":
+            value = facts.model(self.key)
+            if value is None:
+                return UNKNOWN
+            identities = {value} if isinstance(value, str) else set(value)
+            return any(choice in identities for choice in self.choices)
+        if kind == "model-flag":
+            value = facts.model(self.key)
+            if value is None:
+                return UNKNOWN
+            return bool(value) is self.expect
         if kind == "env":
             value = facts.env(self.key)
             if self.expect is True:
@@ -254,6 +272,10 @@ class Test(NamedTuple):
             return f"option {self.key} = {' or '.join(self.choices)}"
         if kind == "model-text":
             return f"model {self.key} is {' or '.join(self.choices)}"
+        if kind == "model-identity":
+            return f"model {self.key} is {' or '.join(self.expect)}"
+        if kind == "model-flag":
+            return f"model {self.key} is {'true' if self.expect else 'false'}"
         if kind == "model-number":
             assert self.number is not None
             return f"model {self.key} is {self.number.describe()}"
@@ -396,11 +418,23 @@ def parse_condition(table: Any, key: str = "") -> Condition:
             for prop, expected in value.items():
                 if prop in _MODEL_TEXT:
                     tests.append(Test("model-text", prop, choices=_choices(expected, f"{where}.{prop}")))
+                elif prop in _MODEL_IDENTITY:
+                    from .models import model_key
+
+                    written = expected if isinstance(expected, list) else [expected]
+                    if not written or not all(isinstance(v, str) and v.strip() for v in written):
+                        raise ConditionError("expected a model name or a non-empty list of names", f"{where}.{prop}")
+                    tests.append(Test("model-identity", prop, choices=tuple(model_key(v) for v in written),
+                                      expect=tuple(v.strip() for v in written)))
                 elif prop in _MODEL_NUMBER:
                     tests.append(Test("model-number", prop, number=_number(expected, f"{where}.{prop}")))
+                elif prop in _MODEL_FLAG:
+                    if not isinstance(expected, bool):
+                        raise ConditionError("expected true or false", f"{where}.{prop}")
+                    tests.append(Test("model-flag", prop, expect=expected))
                 else:
                     raise ConditionError(
-                        f"unknown model property {prop!r} (expected one of {', '.join(_MODEL_TEXT + _MODEL_NUMBER)})",
+                        f"unknown model property {prop!r} (expected one of {', '.join(MODEL_KEYS)})",
                         f"{where}.{prop}",
                     )
         elif name == "env":

@@ -3,6 +3,8 @@
 Layout of a database folder (the bundled one is ``data/``)::
 
     gpus.toml                  the GPU catalog
+    models.toml                the model catalog (read only for a stack with [model])
+    options/<name>.toml        an engine's command-line flags, release by release
     constraints/_sources.toml  every source a fact may cite, by ID
     constraints/<name>.toml    one component: options, curated releases, rules
     metadata/<name>.jsonl      the index metadata snapshot of one package
@@ -17,7 +19,7 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -28,7 +30,7 @@ from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import Table
 from .catalog import Gpu, GpuCatalog
-from .graph import read_graph, relevant
+from .graph import GRAPH_FILE, read_graph, relevant
 from .conditions import Condition, ConditionError, parse_condition
 from .model import (
     DEFAULT_SEVERITY,
@@ -45,6 +47,10 @@ from .model import (
 )
 from .paths import default_data_dir
 from .snapshot import WHEELS, lazy_releases
+
+if TYPE_CHECKING:
+    from .models import ModelCatalog, ModelEntry
+    from .options import OptionCatalog
 
 __all__ = ["Database"]
 
@@ -67,6 +73,8 @@ class Database:
         self.metadata_dir = os.path.join(root, "metadata")
         self._components: dict[str, Component | None] = {}
         self._catalog: GpuCatalog | None = None
+        self._models: ModelCatalog | None = None
+        self._option_catalogs: dict[str, OptionCatalog | None] = {}
         self._sources: dict[str, Source] | None = None
         self._source_cache: dict[str, Source | None] = {}
         self._sources_text: str | None = None
@@ -83,6 +91,27 @@ class Database:
         if not os.path.isdir(os.path.join(root, "constraints")):
             raise DatabaseError("not a compat database (no constraints/ folder)", file=root)
         return cls(root)
+
+    @classmethod
+    def shared(cls, path: str | os.PathLike[str] | None = None) -> Database:
+        """The database at `path`, loaded once per process and reused while
+        its files stay as they were (a deployment script or a matrix calls
+        `compat.check` thousands of times: each call reloading the database
+        costs about three times the check).
+
+        Reuse is keyed on the folder and the modification times and sizes of
+        its curated files, and of the metadata folder and its names graph,
+        which `compat db sync` rewrites whenever a snapshot changes. A
+        snapshot edited in place by hand is not noticed: use `load` then.
+        """
+        root = os.path.realpath(os.fspath(path) if path is not None else default_data_dir())
+        key = _signature(root)
+        cached = _SHARED.get(root)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        database = cls.load(root)
+        _SHARED[root] = (key, database)
+        return database
 
     # -- what exists -------------------------------------------------------
 
@@ -114,6 +143,34 @@ class Database:
         if self._catalog is not None:
             return self._catalog.find(name)
         return GpuCatalog.find_in_file(os.path.join(self.root, "gpus.toml"), name)
+
+    def option_catalog(self, component: str) -> OptionCatalog | None:
+        """The flags of `component` release by release (``options/<name>.toml``), or None."""
+        component = normalize(component)
+        if component not in self._option_catalogs:
+            from .options import OptionCatalog, catalog_path
+
+            path = catalog_path(self.root, component)
+            self._option_catalogs[component] = OptionCatalog.load(path, component) if os.path.exists(path) else None
+        return self._option_catalogs[component]
+
+    def model(self, name: str) -> ModelEntry | None:
+        """One model of ``models.toml`` by name, repo id or alias (reading only its table)."""
+        from .models import MODELS_FILE, ModelCatalog
+
+        if self._models is not None:
+            return self._models.find(name)
+        return ModelCatalog.find_in_file(os.path.join(self.root, MODELS_FILE), name)
+
+    @property
+    def models(self) -> ModelCatalog:
+        """The whole model catalog (for lint and listings; empty without ``models.toml``)."""
+        if self._models is None:
+            from .models import MODELS_FILE, ModelCatalog
+
+            path = os.path.join(self.root, MODELS_FILE)
+            self._models = ModelCatalog.load(path) if os.path.exists(path) else ModelCatalog([])
+        return self._models
 
     @property
     def catalog(self) -> GpuCatalog:
@@ -243,6 +300,35 @@ class Database:
                 curated = component.releases.get(release.version)
                 component.releases[release.version] = _overlay(release, curated) if curated else release
         return component
+
+
+_SHARED: dict[str, tuple[tuple[Any, ...], Database]] = {}
+
+
+def _signature(root: str) -> tuple[Any, ...]:
+    """What `Database.shared` compares: (name, mtime, size) of the curated files."""
+    out: list[Any] = []
+    for folder in (root, os.path.join(root, "constraints"), os.path.join(root, "options")):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            out.append((folder, None))
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.name.endswith(".toml") or entry.name.endswith(".json"):
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                out.append((entry.path, info.st_mtime_ns, info.st_size))
+    for path in (os.path.join(root, "metadata"), os.path.join(root, "metadata", GRAPH_FILE)):
+        try:
+            info = os.stat(path)
+        except OSError:
+            out.append((path, None))
+        else:
+            out.append((path, info.st_mtime_ns, info.st_size))
+    return tuple(out)
 
 
 class CudaFacts(NamedTuple):
@@ -449,7 +535,8 @@ def _parse_component(path: str, name: str) -> Component:
 
     seen: set[str] = set()
     for table in root.tables("rule"):
-        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same"])
+        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same",
+                    "inferred", "basis", "introduced"])
         rule_id = table.identifier(seen, "rule")
         seen.add(rule_id)
         kind = table.choice("kind", RULE_KINDS, "requirement")
@@ -464,12 +551,26 @@ def _parse_component(path: str, name: str) -> Component:
             raise table.error("a lockstep rule names the packages that move with this one", "with")
         if kind != "lockstep" and ("with" in table.data or "same" in table.data):
             raise table.error(f"only lockstep rules have with and same (this is a {kind})", "with" if "with" in table.data else "same")
+        # An inferred fact says what it rests on; a note of one release says which.
+        inferred = table.boolean("inferred")
+        basis = table.text("basis")
+        if inferred and not basis:
+            raise table.error("an inferred rule says what it is inferred from (basis = \"...\")", "basis")
+        if basis is not None and not inferred:
+            raise table.error("basis is for inferred rules (inferred = true)", "basis")
+        releases = _specifier(table, "releases", "") or SpecifierSet()
+        introduced = _version(table, "introduced")
+        if introduced is not None:
+            if kind not in ("note", "behaviour-change"):
+                raise table.error(f"only notes and behaviour changes have introduced (this is a {kind})", "introduced")
+            if not releases.contains(introduced, prereleases=True):
+                raise table.error(f"introduced {introduced} is not one of the rule's releases ({releases})", "introduced")
         component.rules.append(
             Rule(
                 id=rule_id,
                 package=name,
                 kind=kind,
-                releases=_specifier(table, "releases", "") or SpecifierSet(),
+                releases=releases,
                 when=_condition(table, "when") or Condition(),
                 require=require,
                 severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
@@ -479,6 +580,9 @@ def _parse_component(path: str, name: str) -> Component:
                 file=file,
                 partners=partners,
                 same=same,
+                inferred=inferred,
+                basis=basis,
+                introduced=introduced,
             )
         )
 

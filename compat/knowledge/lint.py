@@ -10,6 +10,9 @@ from ..errors import CompatError
 from .catalog import GpuCatalog, lookup_key
 from .database import Database
 from .graph import GRAPH_FILE, build_graph
+from .conditions import option_key
+from .models import MODELS_FILE, check_catalog
+from .options import OPTIONS_DIR
 from .snapshot import check_requirements, read_snapshot
 
 __all__ = ["Problem", "lint_database"]
@@ -60,6 +63,8 @@ def lint_database(db: Database) -> list[Problem]:
             for name in (gpu.name, *gpu.aliases):
                 if GpuCatalog.find_in_file(gpu_file, name) != catalog.find(name):
                     add(gpu_file, f"gpu[{gpu.name!r}]", f"{name!r} is not found by a line scan; write name and aliases on one line each")
+        for gpu_name, message in catalog.naming_problems():  # vendor words alone, a spelling two GPUs share
+            add(gpu_file, f"gpu[{gpu_name!r}]", message)
         architectures = {g.architecture for g in catalog.gpus}
         gpu_keys = {lookup_key(g.name) for g in catalog.gpus}
     else:
@@ -69,6 +74,19 @@ def lint_database(db: Database) -> list[Problem]:
         if fresh.source(source_id) != source:
             add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}",
                 "is not found by a line scan; start its table with id = \"...\"")
+
+    models_file = os.path.join(db.root, MODELS_FILE)
+    model_keys: set[str] = set()
+    try:
+        models = db.models
+    except CompatError as exc:
+        add(exc.file, exc.key, exc.message)
+    else:
+        for key, message in check_catalog(models, models_file):
+            add(models_file, key, message)
+        for model in models.models:
+            cite(models_file, f"model[{model.name!r}].source", model.source)
+            model_keys.update(model.identities())
 
     names = db.names()
     rule_ids: dict[str, str] = {}
@@ -85,6 +103,18 @@ def lint_database(db: Database) -> list[Problem]:
         if component is None:
             continue
         loaded.append(component)
+        try:
+            catalog = db.option_catalog(name)
+        except CompatError as exc:
+            add(exc.file, exc.key, exc.message)
+            catalog = None
+        if catalog is not None:
+            for key, message in catalog.problems():
+                add(catalog.file, key, message)
+            for option in catalog.options:
+                cite(catalog.file, f"{option.key}.source", option.source)
+                if option_key(option.name) in component.options:
+                    add(catalog.file, option.key, f"--{option.name} is also declared in [options] of {component.file}: one home")
         file = component.file
         for option in component.options.values():
             cite(file, f"options.{option.name}.source", option.source)
@@ -121,7 +151,9 @@ def lint_database(db: Database) -> list[Problem]:
                 if condition is None:
                     continue
                 for test in condition.walk():
-                    if test.kind == "option" and test.key not in component.options:
+                    if test.kind == "option" and test.key not in component.options and not (
+                        catalog is not None and catalog.knows(test.key)
+                    ):
                         add(file, key, f"tests option {test.key!r}, which [options] of {name} does not declare")
                     elif test.kind == "package" and test.key not in names:
                         add(file, key, f"tests package {test.key!r}, which the database does not track")
@@ -129,11 +161,20 @@ def lint_database(db: Database) -> list[Problem]:
                         for value in test.choices:
                             if value not in gpu_keys:
                                 add(file, key, f"names GPU {value!r}, which the catalog lacks")
+                    elif test.kind == "model-identity":
+                        for value, written in zip(test.choices, test.expect):
+                            if value not in model_keys:
+                                add(file, key, f"names model {written!r}, which the model catalog lacks")
                     elif test.kind == "choice" and test.key == "gpu_arch":
                         for value in test.choices:
                             if value not in architectures:
                                 add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
     build_ids: dict[str, str] = {}
+    options_dir = os.path.join(db.root, OPTIONS_DIR)
+    if os.path.isdir(options_dir):
+        for entry in sorted(os.listdir(options_dir)):
+            if entry.endswith(".toml") and entry[: -len(".toml")] not in names:
+                add(os.path.join(options_dir, entry), None, "names no component of the database")
     for component in loaded:
         for build in component.builds:
             key = f"build {build.id}"

@@ -271,6 +271,21 @@ class Rule(NamedTuple):
     file: str | None = None
     partners: tuple[str, ...] = ()  # lockstep rules: the packages that move with this one
     same: str | None = None  # lockstep rules: "version" or "minor"
+    inferred: bool = False  # the source does not state the fact: it is inferred from `basis`
+    basis: str | None = None  # what an inferred fact rests on
+    introduced: Version | None = None  # notes and behaviour changes: the release whose notes state it
+
+    def shown_for(self, version: Version | None) -> bool:
+        """Whether a note of the release that `introduced` it speaks of `version`.
+
+        >>> rule = Rule("r", "a", "note", SpecifierSet(">=0.32.0"), Condition(), None, "info", "", "s",
+        ...             introduced=Version("0.32.0"))
+        >>> rule.shown_for(Version("0.32.0")), rule.shown_for(Version("0.33.0"))
+        (True, False)
+        """
+        if self.introduced is None or version is None:
+            return True
+        return Version(version.public) == self.introduced
 
     def covers(self, version: Version | None) -> bool:
         if version is None:

@@ -25,6 +25,7 @@ from ..knowledge.conditions import option_key
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
+    from ..knowledge.models import ModelEntry
 
 __all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "load_stack", "PLATFORMS", "ACCELERATORS"]
 
@@ -46,7 +47,7 @@ _TABLES = {
     "hardware": ("gpu", "compute_capability", "count", "accelerator"),
     "packages": None,  # package names
     "options": None,  # package names, then option names
-    "model": ("name", "family", "head_dim", "checkpoint_dtype"),
+    "model": ("name", "repo", "family", "head_dim", "checkpoint_dtype", "moe", "hybrid", "multimodal"),
     "env": None,  # variable names
     "compat": ("ignore", "strict", "require_known"),
 }
@@ -115,10 +116,16 @@ class PackageSpec(NamedTuple):
 
 
 class Model(NamedTuple):
+    """[model] as the stack writes it (the catalog fills the rest: engine/facts.py)."""
+
     name: str | None = None
     family: str | None = None
     head_dim: int | None = None
     checkpoint_dtype: str | None = None
+    repo: str | None = None
+    moe: bool | None = None
+    hybrid: bool | None = None
+    multimodal: bool | None = None
 
 
 @dataclass
@@ -139,6 +146,7 @@ class Stack:
     path: str | None = None
     untracked: tuple[str, ...] = ()
     unknown_options: tuple[tuple[str, str], ...] = ()
+    catalog_model: ModelEntry | None = None  # the model catalog's entry for [model] name / repo
 
 
 class _Reader:
@@ -227,7 +235,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     hardware = _hardware(read.table(data, "hardware"), read, db, system)
     packages, untracked = _packages(read.table(data, "packages"), read, db)
     options, unknown_options = _options(read.table(data, "options"), read, db, packages)
-    model = _model(read.table(data, "model"), read)
+    model, catalog_model = _model(read.table(data, "model"), read, db)
     env = _env(read.table(data, "env"), read)
     ignore, strict, require_known = _compat(read.table(data, "compat"), read)
     return Stack(
@@ -245,6 +253,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         path=path,
         untracked=untracked,
         unknown_options=unknown_options,
+        catalog_model=catalog_model,
     )
 
 
@@ -297,13 +306,7 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
             raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
         gpu = db.gpu(name)
         if gpu is None:
-            guess = db.catalog.suggest(name)
-            hint = f"; did you mean {guess!r}?" if guess else ""
-            raise read.error(
-                f"unknown GPU {name!r}{hint} (or give compute_capability = \"9.0\" for a GPU the catalog lacks)",
-                where,
-                "gpu",
-            )
+            raise read.error(_gpu_not_found(name, db), where, "gpu")
     compute_capability = None
     if "compute_capability" in table:
         value = table["compute_capability"]
@@ -361,6 +364,36 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
             "gpu" if gpu is not None else "accelerator",
         )
     return Hardware(gpu=gpu, compute_capability=compute_capability, count=count, accelerator=accelerator)
+
+
+def _gpu_not_found(name: str, db: Database) -> str:
+    """Why `[hardware] gpu` names no GPU of the catalog, and what to write instead
+    (the whole catalog is read: this is the error path)."""
+    catalog = db.catalog
+    found = catalog.match(name)
+    if found.vendor_only:
+        return (f"{name!r} names a vendor or a product line, not a GPU: give the model, "
+                "as nvidia-smi --query-gpu=name or rocm-smi --showproductname prints it")
+    if found.ambiguous:
+        shown = [f"{g.name} ({g.sm or g.gfx_target})" for g in found.candidates[:8]]
+        more = f" and {len(found.candidates) - 8} more" if len(found.candidates) > 8 else ""
+        return f"{name!r} is ambiguous: it could be {', '.join(shown)}{more}; write the full name"
+    inferred = catalog.infer(name)
+    guess = catalog.suggest(name, inferred)
+    message = f"unknown GPU {name!r}" + (f" (did you mean {guess!r}?)" if guess else "")
+    if inferred is not None and inferred.compute_capability is not None:
+        cc = inferred.compute_capability
+        examples = ", ".join(g.name for g in inferred.members[:3]) + (", …" if len(inferred.members) > 3 else "")
+        return (f"{message}; for a GPU the catalog lacks, give [hardware] compute_capability: "
+                f"the catalog's {inferred.family} GPUs ({examples}) are all {inferred.architecture}, "
+                f"compute capability {cc}, so compute_capability = \"{cc}\" is likely "
+                "(inferred from the name; nvidia-smi --query-gpu=compute_cap tells)")
+    if inferred is not None:
+        return (f"{message}; for a GPU the catalog lacks, give [hardware] accelerator = "
+                f"\"{inferred.members[0].accelerator}\" (the catalog's {inferred.family} GPUs are all "
+                f"{inferred.gfx_target}; inferred from the name)")
+    return (f"{message}; for a GPU the catalog lacks, give [hardware] compute_capability as "
+            "nvidia-smi --query-gpu=compute_cap prints it (NVIDIA), or accelerator = \"rocm\" (AMD)")
 
 
 def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str | None]:
@@ -461,33 +494,60 @@ def _options(
             raise read.error(f"options for {key!r}, which [packages] does not list{hint}", ("options",), key)
         component = db.component(name)
         known = component.options if component is not None else {}
+        catalog = db.option_catalog(name) if component is not None else None
         parsed: dict[str, Any] = {}
         for flag, value in values.items():
             if not isinstance(value, (str, int, float, bool)):
                 raise read.error(f"expected a string, number or boolean, got {_kind(value)}", ("options", key), flag)
             option = option_key(flag)
+            if catalog is not None:
+                option = catalog.canonical(option) or option  # -tp is --tensor-parallel-size
+            if option in parsed:
+                raise read.error(f"given twice (as {flag!r} and another spelling of --{option})", ("options", key), flag)
             parsed[option] = value
-            if option not in known:
+            if option not in known and (catalog is None or not catalog.knows(option)):
                 unknown.append((name, option))
         options[name] = parsed
     return options, tuple(unknown)
 
 
-def _model(table: Mapping[str, Any], read: _Reader) -> Model:
+def _model(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[Model, ModelEntry | None]:
     where = ("model",)
-    for key in ("name", "family", "checkpoint_dtype"):
-        if key in table and not isinstance(table[key], str):
-            raise read.error(f"expected a string, got {_kind(table[key])}", where, key)
+    for key in ("name", "repo", "family", "checkpoint_dtype"):
+        if key in table and (not isinstance(table[key], str) or not table[key].strip()):
+            raise read.error(f"expected a non-empty string, got {_kind(table[key])}", where, key)
+    for key in ("moe", "hybrid", "multimodal"):
+        if key in table and not isinstance(table[key], bool):
+            raise read.error(f"expected true or false, got {_kind(table[key])}", where, key)
     head_dim = table.get("head_dim")
     if head_dim is not None and (not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim < 1):
         raise read.error(f"expected a positive whole number, got {head_dim!r}", where, "head_dim")
     family = table.get("family")
-    return Model(
-        name=table.get("name"),
-        family=family.lower() if family else None,
+    model = Model(
+        name=table["name"].strip() if "name" in table else None,
+        family=family.strip().lower() if family else None,
         head_dim=head_dim,
-        checkpoint_dtype=table.get("checkpoint_dtype", "").lower() or None,
+        checkpoint_dtype=table.get("checkpoint_dtype", "").strip().lower() or None,
+        repo=table["repo"].strip() if "repo" in table else None,
+        moe=table.get("moe"),
+        hybrid=table.get("hybrid"),
+        multimodal=table.get("multimodal"),
     )
+    # The catalog is read only for a stack that names its model.
+    entry = None
+    for key in ("name", "repo"):
+        written = getattr(model, key)
+        found = db.model(written) if written else None
+        if found is None:
+            continue
+        if entry is not None and found.name != entry.name:
+            raise read.error(f"{written!r} is {found.name} in the model catalog, but [model] name is {entry.name}", where, key)
+        entry = found
+    if entry is not None and model.family and entry.family and model.family != entry.family:
+        raise read.error(
+            f"{model.family!r} contradicts the model catalog: {entry.name} is of family {entry.family!r}", where, "family"
+        )
+    return model, entry
 
 
 def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:

@@ -1,0 +1,207 @@
+"""The command-line options of the serving engines, release by release.
+
+``data/options/<component>.toml`` lists, for the releases it ``covers``, the
+flags of one engine (``vllm serve``, SGLang's server, vLLM-Omni) as that
+release's own argument definitions give them: each flag's type, its closed
+set of values where there is one, the releases that have it with that
+definition, and what it was renamed to when it went away. A flag whose
+values changed is listed once per range of releases.
+
+A stack's ``[options.<package>]`` is judged against the definition of the
+release the stack installs: a value outside a closed set is an error that
+lists the allowed values; a flag the release does not have (removed,
+renamed, or not yet added) is an error on that release; a flag no release
+has is a warning, since the file lists the common flags, not every flag.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from .. import _toml
+from ..errors import DatabaseError
+from ._schema import Table
+from .conditions import option_key
+
+__all__ = ["OPTIONS_DIR", "OptionCatalog", "OptionDef", "TYPES", "value_problem"]
+
+OPTIONS_DIR = "options"
+TYPES = ("int", "float", "bool", "string", "choice")
+
+
+class OptionDef(NamedTuple):
+    """One flag, as the releases in `releases` define it."""
+
+    name: str
+    type: str
+    releases: SpecifierSet
+    summary: str = ""
+    aliases: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    default: Any = None
+    renamed_to: str | None = None
+    source: str | None = None
+    key: str = ""  # where it is in its file, for errors: option[3]
+
+    def has(self, version: Version | None) -> bool:
+        return version is None or self.releases.contains(version, prereleases=True)
+
+
+class OptionCatalog:
+    """The flags of one component, looked up by name or alias."""
+
+    def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef], file: str) -> None:
+        self.component = component
+        self.covers = covers
+        self.options = options
+        self.file = file
+        self._by_key: dict[str, list[OptionDef]] = {}
+        for option in options:
+            for spelling in {option.name, *option.aliases}:
+                self._by_key.setdefault(option_key(spelling), []).append(option)
+
+    @classmethod
+    def load(cls, path: str, component: str) -> OptionCatalog:
+        data, _ = _toml.load(path, error=DatabaseError)
+        root = Table(data, path, "")
+        root.only(["schema", "component", "covers", "option"])
+        if root.data.get("schema", 1) != 1:
+            raise root.error(f"unsupported schema {root.data.get('schema')!r} (expected 1)", "schema")
+        named = root.text("component", required=True)
+        if named != component:
+            raise root.error(f"this file is {component}.toml but names component {named!r}", "component")
+        covers = _specifier(root, "covers", required=True)
+        options = [_parse_option(table, covers) for table in root.tables("option")]
+        return cls(component, covers, options, path)
+
+    def definitions(self, flag: str) -> list[OptionDef]:
+        """Every definition of `flag` (a name or alias, any spelling), oldest range first."""
+        return self._by_key.get(option_key(flag), [])
+
+    def knows(self, flag: str) -> bool:
+        return bool(self.definitions(flag))
+
+    def canonical(self, flag: str) -> str | None:
+        """The flag's own name for an alias (``tp`` -> ``tensor-parallel-size``)."""
+        found = self.definitions(flag)
+        return found[0].name if found else None
+
+    def at(self, flag: str, version: Version | None) -> OptionDef | None:
+        """The definition of `flag` in release `version` (None: no such flag there)."""
+        for option in self.definitions(flag):
+            if option.has(version):
+                return option
+        return None
+
+    def covers_release(self, version: Version | None) -> bool:
+        return version is not None and self.covers.contains(version, prereleases=True)
+
+    def problems(self) -> Iterable[tuple[str, str]]:
+        """(key, message) for what lint reports: overlapping definitions of one flag,
+        an alias that is another flag's name, a rename to a flag the file lacks."""
+        names = {option_key(o.name) for o in self.options}
+        by_name: dict[str, list[OptionDef]] = {}
+        for option in self.options:
+            by_name.setdefault(option_key(option.name), []).append(option)
+        for name, found in sorted(by_name.items()):
+            for i, first in enumerate(found):
+                for second in found[i + 1:]:
+                    if _overlap(first.releases, second.releases):
+                        yield second.key, f"{name} is defined twice for some release ({first.releases} and {second.releases})"
+        for option in self.options:
+            for alias in option.aliases:
+                if option_key(alias) in names and option_key(alias) != option_key(option.name):
+                    yield option.key, f"alias {alias!r} is the name of another flag"
+            if option.renamed_to is not None and option_key(option.renamed_to) not in names:
+                yield option.key, f"renamed_to {option.renamed_to!r} names a flag the file does not list"
+            if option.renamed_to is not None and option.releases.contains(Version("999999"), prereleases=True):
+                yield option.key, "a renamed flag needs an upper bound on its releases (the release that renamed it)"
+
+
+def _overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
+    return not a.to_range().intersection(b.to_range()).is_empty
+
+
+def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierSet:
+    text = table.text(name, required=required)
+    if text is None:
+        return SpecifierSet()
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise table.error(f"not a version specifier: {text!r}", name) from None
+
+
+def _parse_option(table: Table, covers: SpecifierSet) -> OptionDef:
+    table.only(["name", "aliases", "summary", "type", "values", "releases", "default", "renamed_to", "source"])
+    name = table.text("name", required=True)
+    assert name is not None
+    if name.startswith("-") or option_key(name) != name:
+        raise table.error(f"write the flag as its long name without dashes, lower case: {option_key(name)!r}", "name")
+    kind = table.choice("type", TYPES, "string")
+    values = table.strings("values")
+    if kind == "choice" and not values:
+        raise table.error("a choice lists its values", "values")
+    if kind != "choice" and values:
+        raise table.error(f"only a choice lists values (this is {kind})", "values")
+    releases = _specifier(table, "releases") if "releases" in table.data else covers
+    default = table.data.get("default")
+    if default is not None and value_problem(kind, values, default) is not None:
+        raise table.error(f"the default {default!r} is not a valid {kind}", "default")
+    return OptionDef(
+        name=name,
+        type=kind,
+        releases=releases,
+        summary=table.text("summary", "") or "",
+        aliases=tuple(option_key(a) for a in table.strings("aliases")),
+        values=values,
+        default=default,
+        renamed_to=table.text("renamed_to"),
+        source=table.text("source", required=True),
+        key=table.key,
+    )
+
+
+def value_problem(kind: str, values: tuple[str, ...], value: Any) -> str | None:
+    """Why `value` is not a valid value of a flag of this type, or None.
+
+    >>> value_problem("choice", ("auto", "fp8"), "fp9")
+    "'fp9' is not one of: auto, fp8"
+    >>> value_problem("int", (), 8) is None, value_problem("int", (), "8") is None, value_problem("bool", (), True) is None
+    (True, True, True)
+    >>> value_problem("int", (), "eight")
+    "expected an integer, got 'eight'"
+    """
+    if kind == "choice":
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        return None if text in values else f"{value!r} is not one of: {', '.join(values)}"
+    if kind == "bool":
+        if isinstance(value, bool) or (isinstance(value, str) and value.lower() in ("true", "false")):
+            return None
+        return f"expected true or false, got {value!r}"
+    if kind == "int":
+        if isinstance(value, bool):
+            return f"expected an integer, got {value!r}"
+        if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("-").isascii() and value.strip().lstrip("-").isdigit()):
+            return None
+        return f"expected an integer, got {value!r}"
+    if kind == "float":
+        if isinstance(value, bool):
+            return f"expected a number, got {value!r}"
+        if isinstance(value, (int, float)):
+            return None
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return f"expected a number, got {value!r}"
+        return None
+    return None
+
+
+def catalog_path(root: str, component: str) -> str:
+    return os.path.join(root, OPTIONS_DIR, f"{component}.toml")

@@ -1,0 +1,193 @@
+"""Engine flags release by release (data/options/<component>.toml), tested on
+a copy of the database with a small catalog of vLLM's flags written here."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from compat import Database, DatabaseError, check
+from compat.knowledge.lint import lint_database
+
+from .conftest import copy_database
+
+CATALOG = """
+schema = 1
+component = "vllm"
+covers = ">=0.30.0"
+
+[[option]]
+name = "tensor-parallel-size"
+aliases = ["tp"]
+type = "int"
+default = 1
+source = "vllm-0.32.0"
+
+[[option]]
+name = "kv-cache-dtype"
+type = "choice"
+values = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
+releases = "<0.32.0"
+source = "vllm-0.32.0"
+
+[[option]]
+name = "kv-cache-dtype"
+type = "choice"
+values = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4"]
+releases = ">=0.32.0"
+source = "vllm-0.32.0"
+
+[[option]]
+name = "old-cache-flag"
+type = "bool"
+releases = "<0.32.0"
+renamed_to = "new-cache-flag"
+source = "vllm-0.32.0"
+
+[[option]]
+name = "new-cache-flag"
+type = "bool"
+releases = ">=0.32.0"
+source = "vllm-0.32.0"
+
+[[option]]
+name = "gone-flag"
+type = "string"
+releases = "<0.32.0"
+source = "vllm-0.32.0"
+"""
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = copy_database(tmp_path_factory.mktemp("options") / "data")
+    (root / "options").mkdir()
+    (root / "options" / "vllm.toml").write_text(CATALOG)
+    # one home: the flag moves out of the component file
+    component = root / "constraints" / "vllm.toml"
+    text = component.read_text()
+    start = text.index("[options.kv-cache-dtype]")
+    end = text.index("\n[", start + 1)
+    component.write_text(text[:start] + text[end + 1:])
+    return root
+
+
+def run(data, options, vllm="0.32.0", **extra):
+    stack = {
+        "system": {"python": "3.12", "cuda": "13.0", "driver": "580.95.05"},
+        "hardware": {"gpu": "H200"},
+        "packages": {"vllm": vllm},
+        "options": {"vllm": options},
+        **extra,
+    }
+    return check(stack, database=Database.load(data))
+
+
+def ids(report):
+    return {f.id: f for f in report.findings}
+
+
+def test_an_alias_is_the_flag_itself_and_known(data):
+    report = run(data, {"tp": 8})
+    assert not any(i.startswith("unknown-option") for i in ids(report))
+    assert report.stack.options["vllm"] == {"tensor-parallel-size": 8}
+
+
+def test_a_flag_given_twice_under_two_spellings_is_bad_input(data):
+    with pytest.raises(Exception) as info:
+        run(data, {"tp": 8, "tensor_parallel_size": 4})
+    assert "given twice" in str(info.value) and getattr(info.value, "exit_code", 2) == 2
+
+
+def test_a_value_outside_the_closed_set_is_an_error_naming_the_allowed_values(data):
+    report = run(data, {"kv-cache-dtype": "fp9"})
+    finding = ids(report)["option-value:vllm:kv-cache-dtype"]
+    assert finding.severity == "error" and report.exit_code == 1
+    assert "fp9" in finding.message and "fp8_e5m2" in finding.message and "vllm 0.32.0" in finding.message
+
+
+def test_the_value_set_is_the_release_s_own(data):
+    assert "option-value:vllm:kv-cache-dtype" not in ids(run(data, {"kv-cache-dtype": "nvfp4"}, "0.32.0"))
+    older = ids(run(data, {"kv-cache-dtype": "nvfp4"}, "0.31.0"))
+    assert "nvfp4" in older["option-value:vllm:kv-cache-dtype"].message
+    assert "option-value:vllm:kv-cache-dtype" not in ids(run(data, {"kv-cache-dtype": "fp8"}, "0.31.0"))
+
+
+def test_a_typed_value_of_the_wrong_type_is_an_error(data):
+    finding = ids(run(data, {"tensor-parallel-size": "eight"}))["option-value:vllm:tensor-parallel-size"]
+    assert "integer" in finding.message
+    assert "option-value:vllm:tensor-parallel-size" not in ids(run(data, {"tensor-parallel-size": "8"}))
+    assert "option-value:vllm:tensor-parallel-size" not in ids(run(data, {"tensor-parallel-size": 8}))
+
+
+def test_a_renamed_flag_is_an_error_on_the_release_that_renamed_it(data):
+    found = ids(run(data, {"old-cache-flag": True}, "0.32.0"))
+    assert "renamed --new-cache-flag" in found["option-removed:vllm:old-cache-flag"].message
+    assert "option-removed:vllm:old-cache-flag" not in ids(run(data, {"old-cache-flag": True}, "0.31.0"))
+
+
+def test_a_removed_flag_and_a_flag_not_yet_added(data):
+    assert "removed" in ids(run(data, {"gone-flag": "x"}, "0.32.0"))["option-removed:vllm:gone-flag"].message
+    assert "later releases" in ids(run(data, {"new-cache-flag": True}, "0.31.0"))["option-removed:vllm:new-cache-flag"].message
+
+
+def test_a_release_the_catalog_does_not_cover_is_not_judged(data):
+    found = ids(run(data, {"new-cache-flag": True, "kv-cache-dtype": "fp9"}, "0.23.0"))
+    assert "option-removed:vllm:new-cache-flag" not in found
+    # its value is still judged against every definition: fp9 is in none
+    assert found["option-value:vllm:kv-cache-dtype"].severity == "error"
+
+
+def test_an_unknown_flag_stays_a_warning(data):
+    finding = ids(run(data, {"some-flag-nobody-lists": 1}))["unknown-option:vllm:some-flag-nobody-lists"]
+    assert finding.severity == "warning"
+
+
+def test_rules_see_the_canonical_flag(data):
+    # vllm.glm-5.sm100.fp8-kv-default tests kv-cache-dtype; it must still parse and lint with the flag in the catalog
+    problems = lint_database(Database.load(data))
+    assert not [p for p in problems if "option" in p.message or (p.file or "").endswith("vllm.toml")]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "message"),
+    [
+        ('name = "gone-flag"', "option[5].name", "without dashes"),
+        ('type = "bool"\nreleases = "<0.32.0"\nrenamed', "option[3].type", None),
+        ('values = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]\nreleases', "option[1].values", None),
+        ('covers = ">=0.30.0"', "covers", "specifier"),
+    ],
+)
+def test_a_malformed_catalog_names_file_and_key(data, tmp_path, edit, key, message):
+    bad = {
+        'name = "gone-flag"': 'name = "--gone-flag"',
+        'type = "bool"\nreleases = "<0.32.0"\nrenamed': 'type = "boolean"\nreleases = "<0.32.0"\nrenamed',
+        'values = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]\nreleases': 'values = "auto"\nreleases',
+        'covers = ">=0.30.0"': 'covers = "=>0.30"',
+    }[edit]
+    root = tmp_path / "data"
+    (root / "options").mkdir(parents=True)
+    path = root / "options" / "vllm.toml"
+    assert edit in CATALOG
+    path.write_text(CATALOG.replace(edit, bad, 1))
+    from compat.knowledge.options import OptionCatalog
+
+    with pytest.raises(DatabaseError) as info:
+        OptionCatalog.load(str(path), "vllm")
+    assert info.value.file == str(path) and info.value.key == key
+    if message:
+        assert message in info.value.message
+
+
+def test_lint_reports_overlaps_aliases_and_renames(data, tmp_path):
+    from compat.knowledge.options import OptionCatalog
+
+    path = tmp_path / "vllm.toml"
+    path.write_text(CATALOG.replace('releases = ">=0.32.0"\nsource', 'releases = ">=0.31.0"\nsource', 1)
+                    .replace('aliases = ["tp"]', 'aliases = ["tp", "kv-cache-dtype"]')
+                    .replace('renamed_to = "new-cache-flag"', 'renamed_to = "newer-cache-flag"'))
+    problems = [m for _, m in OptionCatalog.load(str(path), "vllm").problems()]
+    assert any("defined twice" in m for m in problems)
+    assert any("alias 'kv-cache-dtype'" in m for m in problems)
+    assert any("newer-cache-flag" in m for m in problems)

@@ -1,0 +1,413 @@
+"""The audit of every rule against its source (docs/coverage.md, "Audit of
+the rules"): each rule is shown to a stack just inside every condition its
+source states, and to no stack just outside one of them (the GPU, the
+compute capability, the accelerator, the dtype, the model and its traits, the
+option values, the GPU count, the environment, the release range). The table
+is complete: `test_every_rule_is_audited` fails on a rule without a row."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from compat import Database, check
+from compat.formats import text as text_format
+
+
+def stack(packages, gpu=None, *, cuda="13.0", options=None, model=None, env=None, count=None, cc=None,
+          platform=None, rocm=None):
+    data = {"system": {"python": "3.12"}, "packages": dict(packages)}
+    if cuda:
+        data["system"]["cuda"] = cuda
+    if rocm:
+        data["system"]["rocm"] = rocm
+    if platform:
+        data["system"]["platform"] = platform
+    hardware = {}
+    if gpu:
+        hardware["gpu"] = gpu
+    if cc:
+        hardware["compute_capability"] = cc
+    if count:
+        hardware["count"] = count
+    if hardware:
+        data["hardware"] = hardware
+    if options:
+        data["options"] = copy.deepcopy(options)
+    if model:
+        data["model"] = dict(model)
+    if env:
+        data["env"] = dict(env)
+    return data
+
+
+def but(base, **changes):
+    """`base` with some of stack()'s arguments changed (None removes one)."""
+    args = copy.deepcopy(base)
+    args.update(changes)
+    packages = args.pop("packages")
+    return stack(packages, **args)
+
+
+def spec(packages, gpu=None, **kw):
+    return {"packages": packages, "gpu": gpu, **kw}
+
+
+LTX = {"ltx-2": "1.5.0"}
+LTX_OLD = {"ltx-2": "1.4.0"}
+OMNI = {"vllm-omni": "0.32.0rc1", "transformers": "5.19.0"}
+OMNI_OLD = {"vllm-omni": "0.31.0rc1", "transformers": "5.19.0"}
+SGL = {"sglang": "0.5.23"}
+SGL_22 = {"sglang": "0.5.22"}
+SGL_21 = {"sglang": "0.5.21"}
+FI = {"flashinfer-python": "0.7.2"}
+FI_LATER = {"flashinfer-python": "0.7.4"}
+VLLM = {"vllm": "0.32.0"}
+VLLM_LATER = {"vllm": "0.33.0"}
+TF0 = {"transformers": "5.20.0"}
+TF1 = {"transformers": "5.20.1"}
+TF2 = {"transformers": "5.20.2"}
+
+FP8_OMNI = {"vllm-omni": {"diffusion-kv-cache-dtype": "fp8"}}
+AUDIO = {"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline"}}
+VSA = {"sglang": {"attention-backend": "video_sparse_attn_h3"}}
+SM120FA = {"sglang": {"attention-backend": "fp8_fa_sm120"}}
+SPEC = {"speculative-algorithm": "EAGLE"}
+MOE_BF16 = {"family": "deepseek-v4", "moe": True, "checkpoint_dtype": "bf16"}
+
+# rule id -> (severity, the stack that shows it, {what is changed: a stack just outside})
+AUDIT = {
+    # -- LTX-2 1.5.0 (item 1)
+    "ltx-2.fp8-scaled-mm.compute-capability": (
+        "warning", spec(LTX, "A100", options={"ltx-2": {"quantization": "fp8-scaled-mm"}}),
+        {"cc 8.9": dict(gpu="L40S"), "quantization fp8-cast": dict(options={"ltx-2": {"quantization": "fp8-cast"}}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
+    "ltx-2.fp8-cast.storage-only": (
+        "info", spec(LTX, "A100", options={"ltx-2": {"quantization": "fp8-cast"}}),
+        {"fp8-scaled-mm": dict(options={"ltx-2": {"quantization": "fp8-scaled-mm"}}), "release 1.4.0": dict(packages=LTX_OLD)}),
+    "ltx-2.diffvae.blackwell-dsl": (
+        "error", spec(LTX, "RTX 5090", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
+        {"B300": dict(gpu="B300"), "H100 (not stated)": dict(gpu="H100"),
+         "backend natten": dict(options={"ltx-2": {"diffvae-backend": "natten"}}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+    "ltx-2.diffvae.blackwell-dsl.other-gpus": (
+        "warning", spec(LTX, "H100", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
+        {"B200": dict(gpu="B200"), "SM120 (the stated error instead)": dict(gpu="RTX 5090"),
+         "backend triton": dict(options={"ltx-2": {"diffvae-backend": "triton"}}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+    "ltx-2.dfr.fp8-gemm": (
+        "info", spec(LTX, "L40S", options={"ltx-2": {"spatial-upscalings": 2}}),
+        {"cc 8.6": dict(gpu="A10"), "one upscaling": dict(options={"ltx-2": {"spatial-upscalings": 1}}),
+         "release 1.4.0": dict(packages=LTX_OLD)}),
+    "ltx-2.dfr.no-fp8-gemm": (
+        "info", spec(LTX, "A100", options={"ltx-2": {"spatial-upscalings": 2}}),
+        {"cc 8.9": dict(gpu="L40S"), "no option": dict(options=None)}),
+    "ltx-2.gemma.matching-checkpoint": ("info", spec(LTX, "H100"), {"release 1.4.0": dict(packages=LTX_OLD)}),
+    "ltx-2.compile-off-by-default": (
+        "info", spec(LTX, "H100"), {"compile on": dict(options={"ltx-2": {"compile": True}})}),
+    "ltx-2.decode-backends": (
+        "info", spec(LTX, "H100", options={"ltx-2": {"diffvae-backend": "natten"}}), {"no backend chosen": dict(options=None)}),
+    "ltx-2.output-not-bit-identical": (
+        "warning", spec(LTX, "H100"),
+        {"release 1.4.0": dict(packages=LTX_OLD), "a later release": dict(packages={"ltx-2": "1.6.0"})}),
+    "ltx-2.multi-gpu.audio-cross-attention": (
+        "warning", spec(LTX, "H100", count=2),
+        {"one GPU": dict(count=1), "a later release": dict(packages={"ltx-2": "1.6.0"})}),
+    "ltx-2.multi-gpu.text-encoding": (
+        "info", spec(LTX, "H100", count=2),
+        {"one GPU": dict(count=1), "a later release": dict(packages={"ltx-2": "1.6.0"})}),
+    "ltx-2.long-video.grey-tail-frames": ("warning", spec(LTX_OLD, "H100"), {"release 1.5.0": dict(packages=LTX)}),
+    "ltx-2.blackwell.stage5-deadlock": (
+        "warning", spec(LTX_OLD, "B200"), {"Hopper": dict(gpu="H100"), "release 1.5.0": dict(packages=LTX)}),
+    # -- vLLM-Omni (items 2, 8, 9, 10, closing notes)
+    "vllm-omni.candidate-0.32.0rc1": ("info", spec(OMNI, "H100"), {"0.31.0rc1": dict(packages=OMNI_OLD)}),
+    "vllm-omni.fa3-fp8.sm90": (
+        "error", spec(OMNI, "B200", options=FP8_OMNI, model={"head_dim": 128}),
+        {"SM90": dict(gpu="H20"), "auto": dict(options={"vllm-omni": {"diffusion-kv-cache-dtype": "auto"}}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+    "vllm-omni.fa3-fp8.head-dim": (
+        "error", spec(OMNI, "H100", options=FP8_OMNI, model={"head_dim": 264}),
+        {"head dim 256": dict(model={"head_dim": 256}), "head dim 100 -> 96": dict(model={"head_dim": 96}),
+         "auto": dict(options=None), "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+    "vllm-omni.fa3-fp8.what-it-quantizes": (
+        "info", spec(OMNI, "H100", options=FP8_OMNI, model={"head_dim": 128}),
+        {"auto": dict(options={"vllm-omni": {"diffusion-kv-cache-dtype": "auto"}})}),
+    "vllm-omni.fa3-fp8.l20x-wan2.2": (
+        "info", spec(OMNI, "L20X", options=FP8_OMNI,
+                     model={"family": "wan2.2", "moe": False, "checkpoint_dtype": "bf16", "head_dim": 128}),
+        {"H100": dict(gpu="H100"), "an FP8 checkpoint": dict(model={"family": "wan2.2", "moe": False, "checkpoint_dtype": "fp8", "head_dim": 128}),
+         "a MoE Wan2.2 (A14B)": dict(model={"family": "wan2.2", "moe": True, "checkpoint_dtype": "bf16", "head_dim": 128}),
+         "another family": dict(model={"family": "ltx-2.5", "moe": False, "checkpoint_dtype": "bf16", "head_dim": 128}),
+         "FP8 attention off": dict(options=None)}),
+    "vllm-omni.ltx2-audio.recipe": (
+        "info", spec(OMNI, "H100", options=AUDIO), {"the video pipeline (no audio pipeline)": dict(model={"family": "ltx-2.5"}, options=None)}),
+    "vllm-omni.ltx2-audio.tensor-parallel": (
+        "warning", spec(OMNI, "H100", count=2, options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "ulysses-degree": 2}}),
+        {"TP/SP 1": dict(options=AUDIO),
+         "a video pipeline with TP 2": dict(options={"vllm-omni": {"tensor-parallel-size": 2}}, model={"family": "ltx-2.5"})}),
+    "vllm-omni.ltx2-audio.cache-dit": (
+        "warning", spec(OMNI, "H100", options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "cache-backend": "cache_dit"}}),
+        {"no cache": dict(options=AUDIO), "another pipeline": dict(options={"vllm-omni": {"cache-backend": "cache_dit"}})}),
+    "vllm-omni.taomate-h3.max-num-seqs": (
+        "warning", spec(OMNI, "H100", model={"family": "taomate-h3"}, options={"vllm-omni": {"max-num-seqs": 4}}),
+        {"max_num_seqs 1": dict(options={"vllm-omni": {"max-num-seqs": 1}}), "H3": dict(model={"family": "h3"}),
+         "0.31.0rc1": dict(packages=OMNI_OLD)}),
+    "vllm-omni.taomate-h3.scope": (
+        "info", spec(OMNI, "H100", model={"family": "taomate-h3"}), {"H3": dict(model={"family": "h3"}), "0.31.0rc1": dict(packages=OMNI_OLD)}),
+    "vllm-omni.qwen-image-2.1.rope-path": (
+        "warning", spec(OMNI, "H200", model={"family": "qwen-image-2.1"}),
+        {"SM103 with PyTorch 2.13": dict(packages={**OMNI, "torch": "2.13.0"}, gpu="B300"),
+         "another family": dict(model={"family": "wan2.2"}), "0.31.0rc1": dict(packages=OMNI_OLD)}),
+    "vllm-omni.qwen-image-2.1.turbo-4xb300": (
+        "info", spec(OMNI, "B300", count=4, model={"family": "qwen-image-2.1", "checkpoint_dtype": "bf16"},
+                     options={"vllm-omni": {"ulysses-degree": 4}}),
+        {"8 GPUs": dict(count=8), "B200": dict(gpu="B200"), "Ulysses 2": dict(options={"vllm-omni": {"ulysses-degree": 2}}),
+         "FP8 weights": dict(model={"family": "qwen-image-2.1", "checkpoint_dtype": "fp8"}),
+         "another family": dict(model={"family": "wan2.2", "checkpoint_dtype": "bf16"}),
+         "0.31.0rc1": dict(packages=OMNI_OLD)}),
+    "vllm-omni.vllm.lockstep": (
+        "error", spec({"vllm-omni": "0.30.0", "vllm": "0.31.0"}, "H100"),
+        {"same minor": dict(packages={"vllm-omni": "0.30.0", "vllm": "0.30.0"})}),
+    # -- SGLang (items 3-7, 14)
+    "sglang.spec-decoding.structured-output.mamba-state": (
+        "warning", spec(SGL_21, "H100", options={"sglang": SPEC}, model={"family": "qwen3-next", "hybrid": True}),
+        {"0.5.22": dict(packages=SGL_22), "no speculative decoding": dict(options=None),
+         "not a hybrid model": dict(model={"family": "deepseek-v3", "hybrid": False})}),
+    "sglang.apple-silicon.pytorch-path": (
+        "info", spec(SGL_22, "Apple M3", cuda=None, platform="macos-arm64"),
+        {"CUDA": dict(gpu="H100", cuda="13.0", platform=None), "a later release": dict(packages=SGL)}),
+    "sglang.hisparse.speculative-decoding": (
+        "warning", spec(SGL_22, "H100", options={"sglang": {"enable-hisparse": True, **SPEC}}),
+        {"HiSparse alone": dict(options={"sglang": {"enable-hisparse": True}}), "speculative alone": dict(options={"sglang": SPEC}),
+         "0.5.21": dict(packages=SGL_21)}),
+    "sglang.decode-cp.mtp": (
+        "warning", spec(SGL_22, "H100", count=4, options={"sglang": {"decode-context-parallel-size": 4, **SPEC}}),
+        {"no decode CP": dict(options={"sglang": SPEC}), "no MTP": dict(options={"sglang": {"decode-context-parallel-size": 4}}),
+         "0.5.21": dict(packages=SGL_21)}),
+    "sglang.vsa-h3.opt-in-quality": ("warning", spec(SGL_22, "A100", options=VSA), {"dense fa": dict(options=None)}),
+    "sglang.vsa-h3.sm80-pointer-path": (
+        "info", spec(SGL, "A100", options=VSA),
+        {"SM90": dict(gpu="H100"), "dense fa": dict(options=None), "0.5.22 (uploaded before the merge)": dict(packages=SGL_22)}),
+    "sglang.vsa-h3.sm90-descriptor-path": (
+        "info", spec(SGL, "H100", options=VSA),
+        {"SM80": dict(gpu="A100"), "dense fa": dict(options=None), "0.5.22": dict(packages=SGL_22)}),
+    "sglang.vsa-h3.a100-measurement": (
+        "info", spec(SGL, "A100 80GB", options=VSA, model={"family": "h3"}),
+        {"A100 40GB": dict(gpu="A100 40GB"), "another model": dict(model={"family": "wan2.2"}),
+         "dense fa": dict(options=None), "0.5.22": dict(packages=SGL_22)}),
+    "sglang.fp8-fa-sm120.compute-capability": (
+        "warning", spec(SGL_22, "H100", options=SM120FA),
+        {"SM121": dict(gpu="DGX Spark GB10"), "SM120": dict(gpu="RTX 5090"), "dense fa": dict(options=None),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+    "sglang.fp8-fa-sm120.block-scaled-mma": (
+        "info", spec(SGL, "RTX 5090", options=SM120FA),
+        {"0.5.22": dict(packages=SGL_22), "dense fa": dict(options=None)}),
+    "sglang.fp8-fa-sm120.rtx5080-measurement": (
+        "info", spec(SGL, "RTX 5080", options=SM120FA, model={"head_dim": 128}),
+        {"RTX 5090": dict(gpu="RTX 5090"), "head dim 64": dict(model={"head_dim": 64}), "0.5.22": dict(packages=SGL_22)}),
+    "sglang.h3.fp32-adaln-fused": (
+        "info", spec(SGL, "H100", model={"family": "h3", "checkpoint_dtype": "int8"}),
+        {"BF16 checkpoint": dict(model={"family": "h3", "checkpoint_dtype": "bf16"}),
+         "another family": dict(model={"family": "wan2.2", "checkpoint_dtype": "int8"}), "0.5.22": dict(packages=SGL_22)}),
+    "sglang.h3.fp32-adaln-measurement": (
+        "info", spec(SGL, "RTX 4090", model={"family": "h3", "checkpoint_dtype": "int8"}),
+        {"H100": dict(gpu="H100"), "BF16 checkpoint": dict(model={"family": "h3", "checkpoint_dtype": "bf16"}),
+         "0.5.22": dict(packages=SGL_22)}),
+    "sglang.triton-fast-launch.disabled": (
+        "info", spec(SGL_22, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
+        {"unset": dict(env=None), "0.5.21": dict(packages=SGL_21)}),
+    "sglang.triton-fast-launch.torch-compile": (
+        "info", spec(SGL_22, "H100", options={"sglang": {"enable-torch-compile": True}}),
+        {"eager": dict(options=None), "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
+         "0.5.21": dict(packages=SGL_21)}),
+    "sglang.triton-fast-launch.old-triton": (
+        "info", spec(SGL_22, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "1"}),
+        {"not configured": dict(env=None), "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
+         "0.5.21": dict(packages=SGL_21)}),
+    "sglang.triton-fast-launch.host-bound-only": (
+        "info", spec(SGL_22, "GB300", model={"family": "flux"}),
+        {"H200 with FLUX (not measured)": dict(gpu="H200"), "B200": dict(gpu="B200"),
+         "another model": dict(model={"family": "h3"}), "torch.compile": dict(options={"sglang": {"enable-torch-compile": True}}),
+         "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}), "0.5.21": dict(packages=SGL_21)}),
+    "sglang.qwen-image-2.1.vae-measurement": (
+        "info", spec(SGL_22, "RTX PRO 6000 Blackwell Server Edition", model={"family": "qwen-image-2.1", "checkpoint_dtype": "bf16"},
+                     options={"sglang": {"attention-backend": "torch_sdpa"}}),
+        {"H100": dict(gpu="H100"), "FP8 checkpoint": dict(model={"family": "qwen-image-2.1", "checkpoint_dtype": "fp8"}),
+         "attention fa": dict(options=None), "another family": dict(model={"family": "h3", "checkpoint_dtype": "bf16"}),
+         "0.5.21": dict(packages=SGL_21)}),
+    "sglang.qwen-image-2.1.vae-extra-high": (
+        "info", spec(SGL_22, "H100", model={"family": "qwen-image-2.1"}),
+        {"another family": dict(model={"family": "h3"}), "0.5.21": dict(packages=SGL_21)}),
+    "sglang.compute-capability.sm75": (
+        "error", spec({"sglang": "0.5.9"}, "V100"), {"T4": dict(gpu="T4"), "0.5.11": dict(packages={"sglang": "0.5.11"})}),
+    "sglang.cuda-13": ("error", spec(SGL_22, "H100", cuda="12.9"), {"CUDA 13.0": dict(cuda="13.0"), "0.5.19": dict(packages={"sglang": "0.5.19"})}),
+    # -- FlashInfer 0.7.2 (items 11, 12)
+    "flashinfer.0.7.2rc5-is-pre-release": ("warning", spec({"flashinfer-python": "0.7.2rc5"}, "H100"), {"0.7.2": dict(packages=FI)}),
+    "flashinfer.precompiled-kernels-refresh": (
+        "info", spec(FI, "H100"), {"0.7.1": dict(packages={"flashinfer-python": "0.7.1"}), "0.7.4": dict(packages=FI_LATER)}),
+    "flashinfer.sm107.toolchain": ("warning", spec(FI, cc="10.7"), {"SM100": dict(cc="10.0")}),
+    "flashinfer.moe.cudnn-frost-backend": (
+        "info", spec(FI, "B200", model=MOE_BF16),
+        {"dense model": dict(model={**MOE_BF16, "moe": False}), "INT8 weights": dict(model={**MOE_BF16, "checkpoint_dtype": "int8"}),
+         "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
+    "flashinfer.h100.bf16-ep-moe": (
+        "info", spec(FI, "H100", count=8, model=MOE_BF16),
+        {"H200": dict(gpu="H200"), "one GPU": dict(count=1), "dense model": dict(model={**MOE_BF16, "moe": False}),
+         "FP8 weights": dict(model={**MOE_BF16, "checkpoint_dtype": "fp8"}), "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
+    "flashinfer.sm120.w4a8-megamoe": (
+        "info", spec(FI, "RTX 5090", model={"family": "deepseek-v4", "moe": True}),
+        {"B200": dict(gpu="B200"), "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None)}),
+    "flashinfer.gemm.fp8-nvfp4-epilogues": (
+        "info", spec(FI, "B200", model={"checkpoint_dtype": "nvfp4"}),
+        {"BF16": dict(model={"checkpoint_dtype": "bf16"}), "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
+    "flashinfer.deepseek-v4.nvfp4-sparse-mla": (
+        "info", spec(FI, "B300", model={"family": "deepseek-v4"}),
+        {"H100": dict(gpu="H100"), "another family": dict(model={"family": "glm-5"})}),
+    "flashinfer.deepseek-v4.sm120-mla": (
+        "info", spec(FI, "RTX 5090", model={"family": "deepseek-v4"}),
+        {"another family": dict(model={"family": "glm-5"}), "SM100": dict(gpu="B200")}),
+    "flashinfer.decode.auto-cudnn": (
+        "warning", spec(FI, "B200", model={"head_dim": 128, "checkpoint_dtype": "bf16"}),
+        {"switch off": dict(env={"FLASHINFER_DECODE_AUTO_CUDNN": "0"}), "head dim 64": dict(model={"head_dim": 64, "checkpoint_dtype": "bf16"}),
+         "FP8": dict(model={"head_dim": 128, "checkpoint_dtype": "fp8"}), "H100": dict(gpu="H100"),
+         "no [model]": dict(model=None), "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
+    "flashinfer.decode.auto-cudnn-off": (
+        "info", spec(FI, "B200", env={"FLASHINFER_DECODE_AUTO_CUDNN": "0"}), {"unset": dict(env=None)}),
+    "flashinfer.cubin.lockstep": (
+        "error", spec({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.1"}, "H100"),
+        {"same version": dict(packages={"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}),
+         "check disabled": dict(env={"FLASHINFER_DISABLE_VERSION_CHECK": "1"})}),
+    # -- vLLM 0.32.0 (item 13) and builds
+    "vllm.glm-5.sm100.fp8-kv-default": (
+        "warning", spec(VLLM, "B200", model={"family": "glm-5"}),
+        {"kv-cache-dtype set": dict(options={"vllm": {"kv-cache-dtype": "bf16"}}), "SM90": dict(gpu="H100"),
+         "another family": dict(model={"family": "deepseek-v4"}), "0.31.0": dict(packages={"vllm": "0.31.0"})}),
+    "vllm.cors-default-restricted": (
+        "info", spec(VLLM, "H100"), {"0.31.0": dict(packages={"vllm": "0.31.0"}), "0.33.0": dict(packages=VLLM_LATER)}),
+    "vllm.removed-compile-cache-options": (
+        "info", spec(VLLM, "H100"), {"0.31.0": dict(packages={"vllm": "0.31.0"}), "0.33.0": dict(packages=VLLM_LATER)}),
+    "vllm.rocm.four-bit-kv": (
+        "info", spec(VLLM, "MI300X", cuda=None, rocm="6.4"), {"CUDA": dict(gpu="H100", cuda="13.0", rocm=None), "0.33.0": dict(packages=VLLM_LATER)}),
+    "vllm.nvfp4-kv.more-architectures": (
+        "info", spec(VLLM, "B200", options={"vllm": {"kv-cache-dtype": "nvfp4"}}),
+        {"fp8 KV": dict(options={"vllm": {"kv-cache-dtype": "fp8"}}), "0.31.0": dict(packages={"vllm": "0.31.0"})}),
+    "vllm.jetson-thor.cu130-no-sm110": (
+        "warning", spec({"vllm": "0.19.0"}, cc="11.0"), {"SM100": dict(cc="10.0"), "CUDA 12.9": dict(cuda="12.9")}),
+    # -- ComfyUI (item 15)
+    "comfyui.moss-image.template-crash": (
+        "warning", spec({"comfyui": "0.42.0"}, "H100", model={"family": "moss-image"}),
+        {"0.42.1": dict(packages={"comfyui": "0.42.1"}), "another family": dict(model={"family": "flux"})}),
+    "comfyui.moss-image.memory-budget": (
+        "info", spec({"comfyui": "0.42.1"}, "H100", model={"family": "moss-image"}), {"another family": dict(model={"family": "flux"})}),
+    "comfyui.cpu.low-precision-formats": (
+        "info", spec({"comfyui": "0.42.1"}, cuda=None, model={"checkpoint_dtype": "fp8"}),
+        {"BF16": dict(model={"checkpoint_dtype": "bf16"}), "a GPU": dict(gpu="H100", cuda="13.0"), "0.41.0": dict(packages={"comfyui": "0.41.0"})}),
+    "comfyui.cpu.low-precision-mismatch": (
+        "warning", spec({"comfyui": "0.41.0"}, cuda=None, model={"checkpoint_dtype": "nvfp4"}),
+        {"0.42.0": dict(packages={"comfyui": "0.42.0"}), "BF16": dict(model={"checkpoint_dtype": "bf16"})}),
+    # -- Transformers 5.20.x (item 16)
+    "transformers.deepgemm-megamoe-ep": (
+        "warning", spec(TF0, model={"family": "deepseek-v3", "moe": True}),
+        {"5.20.1": dict(packages=TF1), "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None)}),
+    "transformers.old-torch-loading": ("info", spec(TF0), {"5.20.1": dict(packages=TF1)}),
+    "transformers.ep-zero-expert-gradients": (
+        "warning", spec(TF1, model={"family": "deepseek-v3", "moe": True}, options={"transformers": {"bf16": True}}),
+        {"5.20.2": dict(packages=TF2), "not BF16 training": dict(options=None),
+         "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None)}),
+    "transformers.generate-input-dict-cast": (
+        "warning", spec(TF1, model={"family": "minicpm-v", "multimodal": True}),
+        {"5.20.2": dict(packages=TF2), "5.19.0": dict(packages={"transformers": "5.19.0"}),
+         "text-only model": dict(model={"family": "glm-5", "multimodal": False}), "no [model]": dict(model=None)}),
+    # -- torch
+    "torch.cuda-13.architectures": ("error", spec({"torch": "2.15.0"}, "V100"), {"T4": dict(gpu="T4"), "2.14.1": dict(packages={"torch": "2.14.1"})}),
+    "torch.index-wheels.cuda-13.0": (
+        "info", spec({"torch": "2.13.0"}, "H100", cuda="12.6"), {"CUDA 13.0": dict(cuda="13.0"), "2.10.0": dict(packages={"torch": "2.10.0"})}),
+    "torch.index-wheels.cuda-13.2": (
+        "info", spec({"torch": "2.15.0"}, "H100", cuda="13.0"), {"CUDA 13.2": dict(cuda="13.2")}),
+}
+
+CASES = [(rule, severity, shown, label, change) for rule, (severity, shown, outside) in AUDIT.items()
+         for label, change in outside.items()]
+
+
+@pytest.fixture(scope="module")
+def db():
+    return Database.load()
+
+
+def ids(report):
+    return {f.id for f in report.findings}
+
+
+def test_every_rule_is_audited(db):
+    rules = {rule.id for component in db.components() for rule in component.rules}
+    assert rules == set(AUDIT)
+
+
+@pytest.mark.parametrize("rule", sorted(AUDIT))
+def test_shown_inside_its_conditions(db, rule):
+    severity, shown, _ = AUDIT[rule]
+    report = check(but(shown), database=db)
+    found = [f for f in report.findings if f.id == rule]
+    assert found, f"{rule} not shown; got {sorted(ids(report))}"
+    assert found[0].severity == severity
+    assert found[0].source is not None
+
+
+@pytest.mark.parametrize(("rule", "severity", "shown", "label", "change"), CASES,
+                         ids=[f"{c[0]}-{c[3]}" for c in CASES])
+def test_not_shown_outside_a_condition(db, rule, severity, shown, label, change):
+    report = check(but(shown, **change), database=db)
+    assert rule not in ids(report), label
+
+
+def test_inferred_rules_say_what_they_rest_on(db):
+    for component in db.components():
+        for rule in component.rules:
+            assert rule.inferred == (rule.basis is not None), rule.id
+            if rule.kind == "requirement" and rule.inferred:
+                assert rule.severity != "error", f"{rule.id}: an inference is a warning"
+
+
+def test_an_inferred_finding_carries_its_basis_in_text_and_json(db):
+    shown = AUDIT["ltx-2.fp8-scaled-mm.compute-capability"][1]
+    report = check(but(shown), database=db)
+    finding = next(f for f in report.findings if f.id == "ltx-2.fp8-scaled-mm.compute-capability")
+    assert finding.basis and "does not say other GPUs are refused" in finding.basis
+    data = json.loads(json.dumps(report.to_dict()))
+    entry = next(f for f in data["findings"] if f["id"] == finding.id)
+    assert entry["inferred"] is True and entry["basis"] == finding.basis
+    assert "inferred, not stated by the source" in text_format.render(report)
+    stated = next(f for f in data["findings"] if f["id"] == "driver:unknown")
+    assert stated["inferred"] is False and "basis" not in stated
+
+
+def test_a_release_note_is_news_only_for_its_release(db):
+    # flashinfer-python 0.7.4 does not repeat "upgrading to 0.7.2 ...", nor vLLM 0.33.0 "0.32.0 adds ..."
+    later = check(stack({"flashinfer-python": "0.7.4"}, "H100"), database=db)
+    assert not any("0.7.2" in f.message for f in later.findings if f.layer == "curated"), [f.message for f in later.findings]
+    later = check(stack(VLLM_LATER, "MI300X", cuda=None, rocm="6.4"), database=db)
+    assert "vllm.rocm.four-bit-kv" not in ids(later)
+    # ... unless the stack's model or options make it matter: then it says since when
+    glm = check(stack(VLLM_LATER, "B200", model={"family": "glm-5"}), database=db)
+    finding = next(f for f in glm.findings if f.id == "vllm.glm-5.sm100.fp8-kv-default")
+    assert finding.message.startswith("vllm 0.33.0: since 0.32.0")
+    assert finding.details and finding.details.get("introduced") == "0.32.0"
+
+
+def test_a_pull_request_fact_says_no_release_confirms_it(db):
+    for component in db.components():
+        for rule in component.rules:
+            source = db.source(rule.source)
+            if source is None or source.kind != "pull-request" or source.item is None or not str(rule.releases):
+                continue
+            # a bound on the releases of a digest's merged PR only excludes those uploaded before the
+            # merge (vllm#39233, by contrast, speaks of the released 0.19.0 image itself)
+            assert rule.inferred and "no release note" in rule.basis, rule.id
+
+
+def test_a_rocm_stack_is_not_refused_the_cuda_path(db):
+    report = check(stack(OMNI, "MI300X", cuda=None, rocm="6.4", options=FP8_OMNI, model={"head_dim": 128}), database=db)
+    assert not {"vllm-omni.fa3-fp8.sm90", "vllm-omni.fa3-fp8.head-dim"} & ids(report)
