@@ -62,14 +62,10 @@ source = "vllm-0.32.0"
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = copy_database(tmp_path_factory.mktemp("options") / "data")
-    (root / "options").mkdir()
+    (root / "options").mkdir(exist_ok=True)
+    for path in (root / "options").glob("*.toml"):
+        path.unlink()  # the bundled engine files give way to this small one
     (root / "options" / "vllm.toml").write_text(CATALOG)
-    # one home: the flag moves out of the component file
-    component = root / "constraints" / "vllm.toml"
-    text = component.read_text()
-    start = text.index("[options.kv-cache-dtype]")
-    end = text.index("\n[", start + 1)
-    component.write_text(text[:start] + text[end + 1:])
     return root
 
 
@@ -191,3 +187,36 @@ def test_lint_reports_overlaps_aliases_and_renames(data, tmp_path):
     assert any("defined twice" in m for m in problems)
     assert any("alias 'kv-cache-dtype'" in m for m in problems)
     assert any("newer-cache-flag" in m for m in problems)
+
+
+REALISTIC = {
+    "system": {"python": "3.12", "platform": "linux-x86_64", "cuda": "13.0", "driver": "580.95.05", "glibc": "2.35"},
+    "hardware": {"gpu": "NVIDIA H200", "count": 8},
+    "packages": {"vllm": "0.32.0"},
+    "options": {"vllm": {
+        "tensor-parallel-size": 8, "pipeline-parallel-size": 1, "dtype": "bfloat16", "max-model-len": 32768,
+        "gpu-memory-utilization": 0.9, "max-num-seqs": 256, "max-num-batched-tokens": 8192,
+        "enable-prefix-caching": True, "enable-chunked-prefill": True, "kv-cache-dtype": "fp8",
+        "quantization": "fp8", "served-model-name": "llm", "trust-remote-code": True,
+        "attention-backend": "flashinfer", "port": 8000,
+    }},
+}
+
+
+def test_strict_passes_a_realistic_vllm_configuration():
+    report = check(REALISTIC, strict=True)
+    assert report.exit_code == 0, [(f.id, f.message) for f in report.findings if f.severity != "info"]
+
+
+def test_the_bundled_flags_refuse_a_value_the_release_lacks():
+    options = {**REALISTIC["options"]["vllm"], "kv-cache-dtype": "fp9"}
+    report = check({**REALISTIC, "options": {"vllm": options}})
+    finding = ids(report)["option-value:vllm:kv-cache-dtype"]
+    assert report.exit_code == 1 and "nvfp4" in finding.message and "vllm 0.32.0" in finding.message
+    assert "arg_utils" in finding.source.title
+
+
+def test_the_attention_backend_is_compared_without_case_as_vllm_does():
+    for value in ("FLASHINFER", "flashinfer", "FlashInfer"):
+        options = {**REALISTIC["options"]["vllm"], "attention-backend": value}
+        assert "option-value:vllm:attention-backend" not in ids(check({**REALISTIC, "options": {"vllm": options}}))

@@ -263,7 +263,7 @@ class _Checker:
                     self._missing_flag(package, option, version, definitions)
                     continue
                 candidates = [here] if here is not None else definitions
-                problems = [value_problem(d.type, d.values, value) for d in candidates]
+                problems = [value_problem(d.type, d.values, value, ignore_case=d.ignore_case) for d in candidates]
                 if any(p is None for p in problems):
                     continue
                 where = f"{package} {version}" if here is not None else package

@@ -56,7 +56,7 @@ __all__ = ["Database"]
 
 SCHEMA = 1
 SOURCES_FILE = "_sources.toml"
-SOURCE_KINDS = ("release", "pull-request", "commit", "digest", "vendor-table", "index", "issue", "documentation")
+SOURCE_KINDS = ("release", "pull-request", "commit", "code", "digest", "vendor-table", "index", "issue", "documentation")
 
 
 class Database:

@@ -113,8 +113,10 @@ def lint_database(db: Database) -> list[Problem]:
                 add(catalog.file, key, message)
             for option in catalog.options:
                 cite(catalog.file, f"{option.key}.source", option.source)
-                if option_key(option.name) in component.options:
-                    add(catalog.file, option.key, f"--{option.name} is also declared in [options] of {component.file}: one home")
+                declared = component.options.get(option_key(option.name))
+                if declared is not None and declared.values:
+                    add(component.file, f"options.{declared.name}.values",
+                        f"--{option.name}'s values are listed in {catalog.file}: one home (keep only summary and default here)")
         file = component.file
         for option in component.options.values():
             cite(file, f"options.{option.name}.source", option.source)
@@ -151,7 +153,9 @@ def lint_database(db: Database) -> list[Problem]:
                 if condition is None:
                     continue
                 for test in condition.walk():
-                    if test.kind == "option" and test.key not in component.options and not (
+                    if test.kind == "option" and catalog is not None and catalog.canonical(test.key) not in (None, test.key):
+                        add(file, key, f"tests --{test.key}, an alias: write the flag's name --{catalog.canonical(test.key)}")
+                    elif test.kind == "option" and test.key not in component.options and not (
                         catalog is not None and catalog.knows(test.key)
                     ):
                         add(file, key, f"tests option {test.key!r}, which [options] of {name} does not declare")

@@ -46,7 +46,8 @@ class OptionDef(NamedTuple):
     default: Any = None
     renamed_to: str | None = None
     source: str | None = None
-    key: str = ""  # where it is in its file, for errors: option[3]
+    key: str = ""
+    ignore_case: bool = False  # a choice the engine compares without regard to case  # where it is in its file, for errors: option[3]
 
     def has(self, version: Version | None) -> bool:
         return version is None or self.releases.contains(version, prereleases=True)
@@ -115,8 +116,11 @@ class OptionCatalog:
                         yield second.key, f"{name} is defined twice for some release ({first.releases} and {second.releases})"
         for option in self.options:
             for alias in option.aliases:
-                if option_key(alias) in names and option_key(alias) != option_key(option.name):
-                    yield option.key, f"alias {alias!r} is the name of another flag"
+                key = option_key(alias)
+                if key == option_key(option.name):
+                    continue
+                if any(_overlap(option.releases, other.releases) for other in by_name.get(key, ())):
+                    yield option.key, f"alias {alias!r} is the name of another flag in the same releases"
             if option.renamed_to is not None and option_key(option.renamed_to) not in names:
                 yield option.key, f"renamed_to {option.renamed_to!r} names a flag the file does not list"
             if option.renamed_to is not None and option.releases.contains(Version("999999"), prereleases=True):
@@ -138,7 +142,7 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
 
 
 def _parse_option(table: Table, covers: SpecifierSet) -> OptionDef:
-    table.only(["name", "aliases", "summary", "type", "values", "releases", "default", "renamed_to", "source"])
+    table.only(["name", "aliases", "summary", "type", "values", "releases", "default", "renamed_to", "source", "ignore_case"])
     name = table.text("name", required=True)
     assert name is not None
     if name.startswith("-") or option_key(name) != name:
@@ -157,17 +161,25 @@ def _parse_option(table: Table, covers: SpecifierSet) -> OptionDef:
         name=name,
         type=kind,
         releases=releases,
-        summary=table.text("summary", "") or "",
+        summary=_summary(table),
         aliases=tuple(option_key(a) for a in table.strings("aliases")),
         values=values,
         default=default,
         renamed_to=table.text("renamed_to"),
         source=table.text("source", required=True),
         key=table.key,
+        ignore_case=table.boolean("ignore_case"),
     )
 
 
-def value_problem(kind: str, values: tuple[str, ...], value: Any) -> str | None:
+def _summary(table: Table) -> str:
+    value = table.data.get("summary", "")
+    if not isinstance(value, str):
+        raise table.error(f"expected a string, got {value!r}", "summary")
+    return value
+
+
+def value_problem(kind: str, values: tuple[str, ...], value: Any, *, ignore_case: bool = False) -> str | None:
     """Why `value` is not a valid value of a flag of this type, or None.
 
     >>> value_problem("choice", ("auto", "fp8"), "fp9")
@@ -179,7 +191,9 @@ def value_problem(kind: str, values: tuple[str, ...], value: Any) -> str | None:
     """
     if kind == "choice":
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        return None if text in values else f"{value!r} is not one of: {', '.join(values)}"
+        if text in values or (ignore_case and text.casefold() in {v.casefold() for v in values}):
+            return None
+        return f"{value!r} is not one of: {', '.join(values)}"
     if kind == "bool":
         if isinstance(value, bool) or (isinstance(value, str) and value.lower() in ("true", "false")):
             return None
