@@ -1,8 +1,12 @@
-"""Writing files so that a reader never sees half of one."""
+"""Writing files so that a reader never sees half of one, and so that a
+set of files changes all at once or not at all."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from types import TracebackType
 
 
 def _umask() -> int:
@@ -11,16 +15,47 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
-    import tempfile
+def fsync_dir(folder: str) -> None:
+    """Make the names in `folder` durable (where the system allows opening a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
+
+def write_file(path: str, text: str) -> None:
+    """Write `text` to a new file `path` and fsync it."""
+    with open(path, "x", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_text(path: str) -> str | None:
+    """The text of `path`, or None when it cannot be read as UTF-8 text."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder, an fsync and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the result is not
         os.replace(tmp, path)
     except BaseException:
@@ -29,3 +64,88 @@ def write_atomic(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+    fsync_dir(folder)
+
+
+def link_or_copy(source: str, target: str) -> None:
+    """A hard link of `source` at `target`, or a copy where links are not allowed."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+class Staging:
+    """Files written into a temporary folder inside `folder`, then renamed
+    into `folder` together.
+
+    `write` stages a file (written and fsynced); `commit` fsyncs the staging
+    folder, keeps a hard link (or copy) of every file it will replace, renames
+    the staged files into place and fsyncs `folder`. A failure before
+    `commit` changes nothing; a failure during it puts back every file it
+    already replaced (and removes those it added) before raising. The
+    staging folder is removed on leaving the `with` block, whatever happened.
+    """
+
+    PREFIX = ".sync-"
+
+    def __init__(self, folder: str) -> None:
+        self.target = folder
+        self.root = tempfile.mkdtemp(prefix=self.PREFIX, dir=folder)
+        self.staged: list[str] = []
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.root, "new", name)
+
+    def folder(self, name: str) -> str:
+        """A scratch folder inside the staging folder (never renamed into place)."""
+        path = os.path.join(self.root, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def write(self, name: str, text: str) -> None:
+        if os.path.basename(name) != name or name in ("", ".", ".."):
+            raise ValueError(f"not a file name: {name!r}")
+        os.makedirs(os.path.join(self.root, "new"), exist_ok=True)
+        write_file(self.path(name), text)
+        os.chmod(self.path(name), 0o666 & ~_umask())
+        self.staged.append(name)
+
+    def commit(self) -> None:
+        if not self.staged:
+            return
+        fsync_dir(os.path.join(self.root, "new"))
+        backups = self.folder("old")
+        kept: dict[str, str | None] = {}  # name -> its backup, or None when the file is new
+        for name in self.staged:
+            current = os.path.join(self.target, name)
+            if os.path.lexists(current):
+                link_or_copy(current, os.path.join(backups, name))
+                kept[name] = os.path.join(backups, name)
+            else:
+                kept[name] = None
+        fsync_dir(backups)
+        done: list[str] = []
+        try:
+            for name in self.staged:
+                os.replace(self.path(name), os.path.join(self.target, name))
+                done.append(name)
+        except BaseException:
+            for name in reversed(done):
+                backup = kept[name]
+                try:
+                    if backup is None:
+                        os.unlink(os.path.join(self.target, name))
+                    else:
+                        os.replace(backup, os.path.join(self.target, name))
+                except OSError:
+                    pass
+            fsync_dir(self.target)
+            raise
+        fsync_dir(self.target)

@@ -12,6 +12,7 @@ from . import __version__
 from .errors import CompatError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+EXIT_INCOMPLETE = 4  # db sync: some package kept its old snapshot (docs/reliability.md)
 
 
 class _OutputClosed(Exception):
@@ -281,42 +282,61 @@ def _show_gpus(fmt: str, db_path: str | None) -> None:
 @click.option("--index-url", help="A PEP 691 simple index (default: PIP_INDEX_URL, else the public index).")
 @click.option("--package", "packages", multiple=True, metavar="NAME", help="Only these packages (repeatable; default: those in sync.toml).")
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="First upload date to read (default: sync.toml's).")
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for each request.")
-@click.option("--retries", type=int, default=3, show_default=True, help="Retries of a failed request, with backoff.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Seconds one request may take in all (connecting, waiting and reading).")
+@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+              help="Seconds the whole run may take (each package's requests get at most 600 s of it).")
+@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request, with backoff.")
 @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
-def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,
-         retries: int, workers: int) -> None:  # type: ignore[no-untyped-def]
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
+              help="A host besides the index's that may serve files (repeatable; adds to sync.toml's allow_hosts).")
+@click.option("--allow-removal", is_flag=True,
+              help="Rewrite a snapshot even when the index no longer lists releases it holds.")
+def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,  # type: ignore[no-untyped-def]
+         deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...], allow_removal: bool) -> None:
     """Refresh the metadata snapshots (data/metadata/) from a package index.
 
     Nothing is written unless every package was read: a failing index leaves
-    the old snapshots intact.
+    the old snapshots intact (exit 2). A package whose snapshot holds a
+    release the index no longer lists keeps its old snapshot, and the run
+    exits 4 after writing the others. docs/reliability.md says what is
+    refused and why.
     """
     import os
 
     from .knowledge.database import Database
-    from .knowledge.index import IndexClient
+    from .knowledge.index import IndexClient, project_name
     from .knowledge.sync import index_url_from_environment, load_plan
     from .knowledge.sync import sync as run_sync
 
     try:
+        names = []
+        for text in packages:
+            name = project_name(text)
+            if name is None:
+                _fail(f"--package {text!r}: not a package name (PEP 508)")
+            names.append(name)
         database = Database.load(db_path)
         plan = load_plan(os.path.join(database.root, "sync.toml"))
-        if packages:
-            from ._names import normalize
-
-            plan.packages = [normalize(p) for p in packages]
+        if names:
+            plan.packages = names
         if since is not None:
             plan.since = since.date()
-        client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries)
+        client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries,
+                             allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline)
         progress = _progress if sys.stderr.isatty() else None
-        result = run_sync(plan, database.metadata_dir, client, workers=workers, progress=progress)
+        result = run_sync(plan, database.metadata_dir, client, workers=workers, progress=progress,
+                          allow_removal=allow_removal)
     except CompatError as exc:
         _fail(exc)
+    except OSError as exc:  # writing the database (a full disk): the staged write changed nothing
+        _fail(f"{exc.filename or db_path or 'the database'}: cannot write the database "
+              f"({exc.strerror or exc}); nothing was changed")
     how = ", ".join(f"{n} by {k}" for k, n in sorted(result.how.items()))
     total = len(result.written) + len(result.unchanged)
     _echo(
         f"{total} packages ({total - len(result.untracked)} tracked, {len(result.untracked)} required by them), "
-        f"{result.releases} releases ({how}), {result.requests} requests; "
+        f"{result.releases} releases ({how}), {result.requests} requests from {client.display(client.index_url)}; "
         f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
     )
     if result.unknown:
@@ -325,6 +345,14 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         _echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
     if result.missing:
         _echo(f"required but not on the index: {', '.join(result.missing)}")
+    for line in result.ignored:
+        _echo(f"ignored: {line}")
+    for line in result.refused_releases:
+        _echo(f"refused release: {line}")
+    for line in result.refused:
+        click.echo(f"compat: refused: {line}", err=True)
+    if result.refused:
+        sys.exit(EXIT_INCOMPLETE)
 
 
 def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
@@ -338,7 +366,8 @@ _REPORT_URL = "https://github.com/compat-dev/compat/issues"
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; exit 0 (no conflict), 1 (conflict), 2 (input
-    compat cannot use) or 3 (compat itself failed: a bug).
+    compat cannot use), 3 (compat itself failed: a bug) or, for `db sync`
+    only, 4 (some package kept its old snapshot).
 
     Exit 1 means a conflict and nothing else, so nothing else may exit 1:
     not an interruption, a usage error, nor an unexpected exception, which

@@ -104,7 +104,7 @@ class LocalIndex:
         self.delay = 0.0
         self.requests: list[tuple[str, str, str | None]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def _serve(self, name: str, body: bytes, release: dict, yanked: bool) -> dict:
         """Serve `body` as file `name`, and return its entry on the project page."""
@@ -181,5 +181,183 @@ class LocalIndex:
                     ranges = {} if index.mode == "no-ranges" else {"Accept-Ranges": "bytes"}
                     return self._send(200, body, "application/octet-stream", ranges, head)
                 return self._send(404, b"not found", "text/plain", head=head)
+
+        return Handler
+
+
+# -- hostile indexes ------------------------------------------------------------------
+#
+# `HostileIndex` answers each path with a function of the request handler, so
+# that a test composes the index it needs: a page naming file:// URLs, a
+# redirect to another host, a wheel whose METADATA is a zip bomb, a reply that
+# trickles or never ends. The helpers below build the pages, wheels and raw
+# zip archives those need.
+
+
+def send(handler, status: int, body: bytes = b"", content_type: str = "application/octet-stream",
+         headers: dict | None = None, length: bool = True) -> None:
+    """One reply; `length=False` leaves out Content-Length (the body ends when the connection closes)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    if length and not any(k.lower() == "content-length" for k in (headers or {})):
+        handler.send_header("Content-Length", str(len(body)))
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    if handler.command != "HEAD":
+        try:
+            handler.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def serve_bytes(body: bytes, ranges: bool = True):
+    """A route serving `body` as a file, with HEAD and range requests."""
+
+    def route(handler) -> None:
+        wanted = handler.headers.get("Range")
+        if wanted and ranges:
+            start, end = wanted.split("=")[1].split("-")
+            start, end = int(start), min(int(end), len(body) - 1)
+            return send(handler, 206, body[start: end + 1],
+                        headers={"Content-Range": f"bytes {start}-{end}/{len(body)}", "Accept-Ranges": "bytes"})
+        return send(handler, 200, body, headers={"Accept-Ranges": "bytes"} if ranges else {})
+
+    return route
+
+
+def page(project: str, files: list[dict]) -> bytes:
+    return json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files}).encode()
+
+
+def metadata(project: str, version: str, *lines: str) -> bytes:
+    """Core metadata naming `project` and `version`, with extra header lines (``Requires-Dist: x``)."""
+    return ("\n".join(["Metadata-Version: 2.4", f"Name: {project}", f"Version: {version}", *lines]) + "\n\nA test package.\n").encode()
+
+
+def wheel(project: str, version: str, meta: bytes | None = None) -> bytes:
+    release = {"project": project, "version": version}
+    return _wheel(release, meta if meta is not None else metadata(project, version), "py3-none-any")
+
+
+def entry(filename: str, url: str, body: bytes | None = None, **extra) -> dict:
+    data = {"filename": filename, "url": url, "upload-time": "2026-02-01T10:00:00.000000Z", "yanked": False}
+    if body is not None:
+        data["hashes"] = {"sha256": hashlib.sha256(body).hexdigest()}
+    data.update(extra)
+    return data
+
+
+def raw_zip(members: list[dict]) -> bytes:
+    """A zip written by hand, for archives zipfile would not write: each
+    member gives `name` (bytes), `data` (the stored bytes), and optionally
+    `method`, `crc`, `size` (the declared uncompressed size) and `flags`."""
+    import struct
+    import zlib
+
+    out = io.BytesIO()
+    central = []
+    for member in members:
+        name, data = member["name"], member["data"]
+        method, flags = member.get("method", 0), member.get("flags", 0)
+        crc = member.get("crc", zlib.crc32(data) if method == 0 else 0)
+        size = member.get("size", len(data))
+        offset = out.tell()
+        out.write(struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, flags, method, 0, 0, crc, len(data), size, len(name), 0))
+        out.write(name)
+        out.write(data)
+        central.append(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, flags, method, 0, 0, crc, len(data), size,
+                                   len(name), 0, 0, 0, 0, 0, offset) + name)
+    start = out.tell()
+    for record in central:
+        out.write(record)
+    end = out.tell()
+    out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(central), len(central), end - start, start, 0))
+    return out.getvalue()
+
+
+def deflate(data: bytes) -> bytes:
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return compressor.compress(data) + compressor.flush()
+
+
+def zeros_deflated(size: int) -> bytes:
+    """A raw deflate stream of `size` zero bytes, built in 1 MiB blocks
+    (each fully flushed, so the blocks after the first are the same bytes)."""
+    import zlib
+
+    block = 1024 * 1024
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = compressor.compress(bytes(block)) + compressor.flush(zlib.Z_FULL_FLUSH)
+    middle = compressor.compress(bytes(block)) + compressor.flush(zlib.Z_FULL_FLUSH)
+    count = size // block
+    last = compressor.compress(bytes(size - count * block)) + compressor.flush()
+    return first + middle * (count - 1) + last
+
+
+class HostileIndex:
+    """A server on 127.0.0.1 whose `routes` map a path to a function of the
+    request handler; anything else is a 404. `requests` records (method,
+    path, headers) of every request."""
+
+    def __init__(self) -> None:
+        self.routes: dict = {}
+        self.requests: list[tuple[str, str, dict]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    def base(self, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base()}/simple/"
+
+    def project(self, name: str, files: list[dict], content_type: str = "application/vnd.pypi.simple.v1+json") -> None:
+        body = page(name, files)
+        self.routes[f"/simple/{name}/"] = lambda h: send(h, 200, body, content_type)
+
+    def file(self, name: str, body: bytes, ranges: bool = True) -> str:
+        """Serve `body` at /files/`name`; returns its URL as a page names it."""
+        self.routes[f"/files/{name}"] = serve_bytes(body, ranges)
+        return f"../../files/{name}"
+
+    def __enter__(self) -> HostileIndex:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self):  # type: ignore[no-untyped-def]
+        index = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                self._serve()
+
+            def do_GET(self) -> None:
+                self._serve()
+
+            def _serve(self) -> None:
+                index.requests.append((self.command, self.path, dict(self.headers.items())))
+                route = index.routes.get(self.path)
+                if route is None:
+                    return send(self, 404, b"not found", "text/plain")
+                try:
+                    route(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
         return Handler

@@ -14,16 +14,36 @@ Of a release's files, the one read is the one an installer would take: not a
 yanked file when the release has others, and among wheels that differ only by
 their build tag, the highest build (PEP 427).
 
-Standard library only (urllib, zipfile, tarfile): nothing here runs during a
-check. One client may be shared by threads.
+Nothing the index sends is trusted (docs/reliability.md, "db sync"): only
+http(s) URLs are fetched, on the index's host or the hosts allowed, never
+downgraded from https to http; every reply has a size bound and every
+request a deadline on its whole duration, not only on each read; archives
+are inflated as streams with a bound; each file entry and each metadata
+field a snapshot stores is checked (the METADATA must name the project and
+version of its file; Requires-Python and Requires-Dist must parse). A reply
+that breaks a rule is a PackageIndexError naming the package, the URL (its
+credentials masked) and the rule; metadata that breaks one refuses its
+release (``ReleaseMetadata.refused``).
+
+Standard library only (urllib, http.client, zipfile, tarfile): nothing here
+runs during a check. One client may be shared by threads.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
+import http.client
 import io
 import json
+import netrc
+import re
+import socket
+import ssl
+import struct
 import tarfile
+import tempfile
 import threading
 import time
 import urllib.error
@@ -32,10 +52,12 @@ import urllib.request
 import zipfile
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
 
 from packaging.metadata import parse_email
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
@@ -47,18 +69,244 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import PackageIndexError
 
-__all__ = ["IndexClient", "IndexFile", "NotFound", "ReleaseMetadata", "DEFAULT_INDEX"]
+__all__ = [
+    "IndexClient",
+    "IndexFile",
+    "NotFound",
+    "ReleaseMetadata",
+    "DEFAULT_INDEX",
+    "mask_url",
+    "project_name",
+]
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 _JSON = "application/vnd.pypi.simple.v1+json"
 _USER_AGENT = "compat-db-sync (+https://github.com/compat-dev/compat)"
 
+# -- limits ------------------------------------------------------------------------
+# Every bound `db sync` puts on what an index sends, in one place; docs/reliability.md
+# lists them. A reply over a bound is refused with a message naming it, never read whole.
+
+KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
+PAGE_LIMIT = 32 * MiB  # a project's JSON page (PyPI's largest pages are a few MiB)
+METADATA_LIMIT = 16 * MiB  # a .metadata file, and a wheel's METADATA member once inflated
+RANGE_BLOCK = 64 * KiB  # the size of one range request into a wheel
+RANGE_SLACK = 1 * KiB  # the most a range reply may exceed what was asked (the excess is dropped)
+RANGE_TOTAL_LIMIT = 64 * MiB  # the most of one wheel read by range requests (central directory + METADATA)
+WHEEL_LIMIT = 1 * GiB  # a wheel downloaded whole (a server without ranges), to a temporary file
 SDIST_LIMIT = 200 * 1024 * 1024  # the largest sdist downloaded to read its PKG-INFO
 PKG_INFO_LIMIT = 4 * 1024 * 1024  # the largest PKG-INFO accepted (a long description, not more)
+SDIST_INFLATE_LIMIT = 1 * GiB  # the most of a .tar.gz sdist inflated while looking for PKG-INFO
+REQUEST_TIMEOUT = 30.0  # seconds for one request, its whole duration (`--timeout`)
+PACKAGE_DEADLINE = 600.0  # seconds: the total time of one package's requests
+RUN_DEADLINE = 3600.0  # seconds: the whole run (`--deadline`)
+MAX_REDIRECTS = 5  # redirects followed for one request
 
 
 class NotFound(PackageIndexError):
     """The index has no such project or file (HTTP 404 or 410)."""
+
+
+class _Refused(PackageIndexError):
+    """A reply or URL that breaks a rule: refused at once, never retried."""
+
+
+class _NoRanges(Exception):
+    pass
+
+
+class _TooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n:g} bytes"
+
+
+# -- names and URLs ------------------------------------------------------------------
+
+_PROJECT_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+_HOST = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+
+
+def project_name(text: Any) -> str | None:
+    """The normalized project name `text` spells (PEP 508, PEP 503), or None
+    when it is not one: a path, a URL, an empty or decorated string."""
+    if not isinstance(text, str) or not _PROJECT_NAME.match(text):
+        return None
+    return str(canonicalize_name(text))
+
+
+def host_name(text: Any) -> str | None:
+    """A host name or IP address as `allow_hosts` and `--allow-host` give it, lower-cased; None if not one."""
+    if not isinstance(text, str):
+        return None
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if ":" in bare:  # an IPv6 address
+        try:
+            import ipaddress
+
+            return str(ipaddress.IPv6Address(bare))
+        except ValueError:
+            return None
+    return bare.lower().rstrip(".") if _HOST.match(bare) else None
+
+
+def mask_url(url: str) -> str:
+    """`url` with its credentials masked: ``https://user:***@host/simple`` (a
+    user alone may be a token: ``https://***@host/``)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        parts = None
+    netloc = parts.netloc if parts is not None else ""
+    if "@" not in netloc:
+        if parts is None and "@" in url:  # not even a URL: mask what looks like userinfo
+            return re.sub(r"//[^/@]*@", "//***@", url)
+        return url
+    userinfo, _, hostport = netloc.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    shown = f"{user}:***" if colon else "***"
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{shown}@{hostport}"))
+
+
+def _origin(parts: urllib.parse.SplitResult) -> tuple[str, str, int]:
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.scheme, (parts.hostname or "").rstrip("."), port
+
+
+# -- HTTP with a deadline on each whole request --------------------------------------
+
+_active = threading.local()  # the _Watch of the request this thread is making
+
+
+class _Watch:
+    """The deadline of one request (with its redirects): when it passes, the
+    request's sockets are shut down, which ends a connect, a TLS handshake or
+    a read blocked on them. A socket timeout bounds each read; this bounds
+    their sum, so a server trickling a byte at a time cannot hold a request."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer = threading.Timer(max(seconds, 0.0), self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def register(self, sock: socket.socket) -> socket.socket:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shutdown(sock)
+        return sock
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.expired = True
+            for sock in self._sockets:
+                _shutdown(sock)
+
+    def passed(self) -> bool:
+        return self.expired or time.monotonic() > self.deadline
+
+    def close(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass
+
+
+def _watched(sock: Any) -> Any:
+    watch = getattr(_active, "watch", None)
+    return watch.register(sock) if watch is not None else sock
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        create = self._create_connection
+        self._create_connection = lambda *a, **k: _watched(create(*a, **k))
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        create = self._create_connection
+        self._create_connection = lambda *a, **k: _watched(create(*a, **k))
+
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)  # the TCP connection (and a proxy's tunnel)
+        server_hostname = self._tunnel_host or self.host
+        # the handshake runs once the TLS socket is watched, so a deadline can end it too
+        self.sock = _watched(self._context.wrap_socket(self.sock, server_hostname=server_hostname,  # type: ignore[attr-defined]
+                                                       do_handshake_on_connect=False))
+        self.sock.do_handshake()
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(_HTTPSConnection, req, context=self._context)  # type: ignore[attr-defined]
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to a URL the client may fetch, never from
+    https to http; sends the index's credentials only to the index's origin."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def __init__(self, client: IndexClient) -> None:
+        self.client = client
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        problem = self.client._url_problem(newurl, came_from=req.full_url)
+        if problem is not None:
+            fp.close()
+            raise _Refused(f"{mask_url(req.full_url)}: redirected to {mask_url(newurl)}, refused: {problem}")
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            self.client._authorize(new)
+        return new
+
+
+def _opener(client: IndexClient) -> Callable[..., Any]:
+    """An opener that speaks http and https only: no file:, ftp: or data: handler."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.ProxyHandler(),
+        urllib.request.UnknownHandler(),
+        _HTTPHandler(),
+        _HTTPSHandler(context=ssl.create_default_context()),
+        urllib.request.HTTPDefaultErrorHandler(),
+        _Redirects(client),
+        urllib.request.HTTPErrorProcessor(),
+    ):
+        opener.add_handler(handler)
+    return opener.open
+
+
+# -- what the index lists ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -73,6 +321,7 @@ class IndexFile:
     metadata: bool | dict[str, str]
     sha256: str | None
     size: int | None = None
+    project: str = ""  # the normalized project name its filename gives
 
     @property
     def is_wheel(self) -> bool:
@@ -90,6 +339,14 @@ class IndexFile:
 
 
 @dataclass(frozen=True)
+class Page:
+    """A project's page: the files kept, and the files ignored with the reason."""
+
+    files: list[IndexFile]
+    ignored: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class ReleaseMetadata:
     version: str
     uploaded: str | None
@@ -101,126 +358,416 @@ class ReleaseMetadata:
     wheels: tuple[dict[str, Any], ...] = ()  # every wheel of the release: file, url, sha256, size
     tags: tuple[str, ...] = ()  # the distinct tags of the wheels an installer considers, sorted
     known: bool = True  # False: the requirements could not be read, and are not "none"
+    refused: str | None = None  # why the metadata was refused (then `known` is False)
+    followed: tuple[str, ...] | None = None  # the lines the closure follows, when not requires_dist
+    invalid: int = 0  # Requires-Dist lines that do not parse
+
+    @property
+    def walked(self) -> list[str] | tuple[str, ...]:
+        """The Requires-Dist lines the closure follows."""
+        return self.requires_dist if self.followed is None else self.followed
 
 
 class IndexClient:
-    """A small, patient client of one index."""
+    """A small, patient and suspicious client of one index."""
 
     def __init__(
         self,
         index_url: str = DEFAULT_INDEX,
         *,
-        timeout: float = 30.0,
+        timeout: float = REQUEST_TIMEOUT,
         retries: int = 3,
         backoff: float = 0.5,
         opener: Callable[..., Any] | None = None,
+        allow_hosts: tuple[str, ...] | list[str] | frozenset[str] = (),
+        deadline: float = RUN_DEADLINE,
+        package_deadline: float = PACKAGE_DEADLINE,
+        use_netrc: bool = True,
     ) -> None:
-        self.index_url = index_url if index_url.endswith("/") else index_url + "/"
+        shown = mask_url(index_url)
+        try:
+            parts = urllib.parse.urlsplit(index_url.strip())
+            parts.port  # noqa: B018 - raises ValueError for a bad port
+        except ValueError as exc:
+            raise PackageIndexError(f"index URL {shown}: not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PackageIndexError(f"index URL {shown}: not an http(s) URL such as https://pypi.org/simple/")
+        hostport = parts.netloc.rpartition("@")[2]
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        self.index_url = urllib.parse.urlunsplit((parts.scheme, hostport, path, parts.query, ""))
+        self._index = urllib.parse.urlsplit(self.index_url)
+        self._origin = _origin(self._index)
+        self._auth: str | None = None
+        self._userinfo = ""  # what an index URL prints in place of its credentials
+        if parts.username is not None:
+            user, password = urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")
+            self._userinfo = f"{parts.username}:***@" if parts.password is not None else "***@"
+            self._auth = _basic(user, password)
+        elif use_netrc:
+            self._auth = _netrc_auth(self._origin[1])
+        hosts = {self._origin[1]}
+        for host in allow_hosts:
+            name = host_name(host)
+            if name is None:
+                raise PackageIndexError(f"allowed host {host!r}: not a host name")
+            hosts.add(name)
+        self.allowed_hosts = frozenset(hosts)
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._open = opener or urllib.request.urlopen
+        self.package_deadline = package_deadline
+        self.deadline = deadline
+        self._run_deadline = time.monotonic() + deadline
+        self._open = opener or _opener(self)
         self._count = threading.Lock()
+        self._spent: dict[str, float] = {}
+        self._stopped = False
         self.requests = 0
+
+    # -- URLs and credentials -------------------------------------------------------
+
+    def display(self, url: str) -> str:
+        """`url` as messages print it: a URL of the index's origin with the
+        index URL's credentials masked."""
+        if not self._userinfo:
+            return mask_url(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+            same = "@" not in parts.netloc and _origin(parts) == self._origin
+        except ValueError:
+            same = False
+        if not same:
+            return mask_url(url)
+        return urllib.parse.urlunsplit(parts._replace(netloc=self._userinfo + parts.netloc))
+
+    def _url_problem(self, url: str, *, came_from: str | None = None) -> str | None:
+        """Why `url` may not be fetched, or None: http(s) only, https only
+        unless the index is http, never from https to http, no credentials in
+        it, and only on the index's host or an allowed one."""
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # noqa: B018
+        except ValueError as exc:
+            return f"not a valid URL ({exc})"
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https"):
+            return f"the {scheme + ':' if scheme else 'scheme-less'} URL is not http(s)"
+        if scheme == "http" and self._index.scheme == "https":
+            return "plain http from an https index"
+        if scheme == "http" and came_from is not None and came_from.lower().startswith("https:"):
+            return "a redirect from https to plain http"
+        if "@" in parts.netloc:
+            return "the URL carries credentials"
+        host = (parts.hostname or "").rstrip(".")
+        if not host:
+            return "the URL has no host"
+        if host not in self.allowed_hosts:
+            return f"host {host} is not the index's and not allowed (allow_hosts in sync.toml, or --allow-host)"
+        return None
+
+    def _authorize(self, request: urllib.request.Request) -> None:
+        """Credentials go to the index's origin only, never to another host
+        (a redirect to a file host does not carry them)."""
+        if self._auth is None:
+            return
+        try:
+            same = _origin(urllib.parse.urlsplit(request.full_url)) == self._origin
+        except ValueError:
+            same = False
+        if same:
+            request.add_unredirected_header("Authorization", self._auth)
+
+    # -- time ------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Make every later request fail at once (the run is failing anyway)."""
+        self._stopped = True
+
+    def _seconds(self, project: str, url: str) -> tuple[float, str]:
+        """The time the next request of `project` may take (the per-request
+        timeout, within what is left of the package's and the run's
+        deadlines), and what a request cut at that time says."""
+        now = time.monotonic()
+        if self._stopped:
+            raise _Refused(f"{project}: {self.display(url)}: not requested (the sync is stopping)")
+        run = f"timed out: the run's deadline ({self.deadline:g} s, --deadline) has passed"
+        package = f"timed out: the package's requests took more than {self.package_deadline:g} s in all"
+        left_run = self._run_deadline - now
+        if left_run <= 0:
+            raise _Refused(f"{project}: {self.display(url)}: {run}")
+        with self._count:
+            left_package = self.package_deadline - self._spent.get(project, 0.0)
+        if left_package <= 0:
+            raise _Refused(f"{project}: {self.display(url)}: {package}")
+        return min(
+            (self.timeout, f"timed out (a request may take {self.timeout:g} s in all, --timeout)"),
+            (left_run, run),
+            (left_package, package),
+            key=lambda bound: bound[0],
+        )
+
+    def _spend(self, project: str, seconds: float) -> None:
+        with self._count:
+            self._spent[project] = self._spent.get(project, 0.0) + seconds
 
     # -- HTTP ---------------------------------------------------------------
 
     def _request(
-        self, url: str, *, headers: dict[str, str] | None = None, method: str = "GET", limit: int | None = None
+        self,
+        url: str,
+        *,
+        project: str,
+        headers: dict[str, str] | None = None,
+        method: str = "GET",
+        limit: int | None = None,
+        what: str = "reply",
+        sink: BinaryIO | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
-        """One request, retried with backoff; a body over `limit` bytes raises _TooLarge unread."""
+        """One request, retried with backoff.
+
+        The body is read only up to `limit` bytes (a larger one raises
+        _TooLarge, unread when its Content-Length says so), into `sink` when
+        given. A Range request answered with the whole file (200) returns an
+        empty body, unread. Each attempt has a deadline on its whole duration.
+        """
+        problem = self._url_problem(url)
+        if problem is not None:
+            raise _Refused(f"{project}: {self.display(url)}: refused: {problem}")
         headers = {"User-Agent": _USER_AGENT, **(headers or {})}
-        last: Exception | None = None
+        last: str = "no attempt"
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                pause = self.backoff * 2 ** (attempt - 1)
+                if pause >= self._seconds(project, url)[0]:
+                    break
+                time.sleep(pause)
+            seconds, cut = self._seconds(project, url)
             with self._count:  # `+=` on an attribute is not atomic across threads
                 self.requests += 1
             request = urllib.request.Request(url, headers=headers, method=method)
+            self._authorize(request)
+            watch = _Watch(seconds)
+            _active.watch = watch
+            started = time.monotonic()
+            response = None
             try:
-                with self._open(request, timeout=self.timeout) as response:
-                    answer = {k.lower(): v for k, v in response.headers.items()}
-                    if method == "HEAD" or ("Range" in headers and response.status == 200):
-                        # A server that ignores Range would send the whole
-                        # file: stop before reading it.
-                        return response.status, answer, b""
-                    return response.status, answer, _body(response, answer, limit)
+                response = self._open(request, timeout=seconds)
+                status = response.status
+                answer = {k.lower(): v for k, v in response.headers.items()}
+                length = _content_length(response.headers)
+                if length is False:
+                    raise _Refused(f"{project}: {self.display(url)}: malformed Content-Length {answer.get('content-length')!r}")
+                ranged = "Range" in headers
+                if status not in ((200, 206) if ranged else (200,)):
+                    raise _Refused(f"{project}: {self.display(url)}: unexpected HTTP {status}")
+                if method == "HEAD" or (ranged and status == 200):
+                    # A server that ignores Range would send the whole
+                    # file: stop before reading it.
+                    return status, answer, b""
+                if limit is not None and isinstance(length, int) and length > limit:
+                    raise _TooLarge(limit)
+                body = _read_body(response, limit, watch, sink)
+                if watch.passed():
+                    raise TimeoutError
+                got = len(body) if sink is None else sink.tell()
+                if isinstance(length, int) and got != length:
+                    raise ConnectionError(f"incomplete reply ({got} of {length} bytes)")
+                return status, answer, body
             except urllib.error.HTTPError as exc:
+                exc.close()
                 if exc.code in (404, 410):
-                    raise NotFound(f"{url}: not found on the index (HTTP {exc.code})") from None
+                    raise NotFound(f"{project}: {self.display(url)}: not found on the index (HTTP {exc.code})") from None
                 if exc.code == 416:
                     return 416, {k.lower(): v for k, v in exc.headers.items()}, b""
-                last = exc
+                last = f"HTTP {exc.code}"
                 if exc.code < 500 and exc.code != 429:
                     break
-            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                last = exc
-        reason = getattr(last, "reason", None) or last
-        if isinstance(last, urllib.error.HTTPError):
-            reason = f"HTTP {last.code}"
-        raise PackageIndexError(f"{url}: {reason} (after {self.retries + 1} attempts)")
+            except (PackageIndexError, _TooLarge, _NoRanges):
+                raise
+            except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError, EOFError) as exc:
+                if watch.expired or watch.passed():
+                    last = cut
+                else:
+                    reason = getattr(exc, "reason", None) or exc
+                    last = str(reason).splitlines()[0][:200] if str(reason) else type(exc).__name__
+            finally:
+                watch.close()
+                _active.watch = None
+                if response is not None:
+                    try:
+                        response.close()
+                    except Exception:  # noqa: BLE001 - closing a broken connection
+                        pass
+                self._spend(project, time.monotonic() - started)
+            if sink is not None:
+                sink.seek(0)
+                sink.truncate()
+        attempts = self.retries + 1
+        raise PackageIndexError(f"{project}: {self.display(url)}: {last} (after {attempts} attempt{'s' * (attempts != 1)})")
 
     # -- the simple API --------------------------------------------------------
 
-    def files(self, name: str) -> list[IndexFile]:
-        """Every file of project `name`, from its PEP 691 JSON page."""
-        url = urllib.parse.urljoin(self.index_url, f"{canonicalize_name(name)}/")
-        status, headers, body = self._request(url, headers={"Accept": f"{_JSON}, application/json;q=0.5"})
+    def page(self, name: str) -> Page:
+        """Every file of project `name`, from its PEP 691 JSON page, with the
+        files ignored: another project's, or a name no installer accepts."""
+        project = project_name(name)
+        if project is None:
+            raise PackageIndexError(f"{name!r}: not a package name (PEP 508)")
+        url = urllib.parse.urljoin(self.index_url, f"{project}/")
+        shown = self.display(url)
+        try:
+            status, headers, body = self._request(
+                url, project=project, headers={"Accept": f"{_JSON}, application/json;q=0.5"}, limit=PAGE_LIMIT
+            )
+        except _TooLarge:
+            raise PackageIndexError(f"{project}: {shown}: the project page is larger than {_size(PAGE_LIMIT)} (the limit)") from None
         kind = headers.get("content-type", "")
         if "json" not in kind:
-            raise PackageIndexError(f"{url}: the index answered {kind or 'no content type'}, not the JSON simple API (PEP 691)")
+            raise PackageIndexError(f"{project}: {shown}: the index answered {kind[:80] or 'no content type'}, not the JSON simple API (PEP 691)")
         try:
             page = json.loads(body)
+        except RecursionError:
+            raise PackageIndexError(f"{project}: {shown}: malformed JSON (nested too deeply)") from None
         except (ValueError, UnicodeDecodeError) as exc:
-            raise PackageIndexError(f"{url}: malformed JSON ({exc})") from None
+            raise PackageIndexError(f"{project}: {shown}: malformed JSON ({str(exc)[:120]})") from None
         if not isinstance(page, dict) or not isinstance(page.get("files"), list):
-            raise PackageIndexError(f"{url}: malformed project page (no files list)")
-        out = []
-        for entry in page["files"]:
-            try:
-                file = _file(entry, url)
-            except (KeyError, TypeError, ValueError):
-                raise PackageIndexError(f"{url}: malformed file entry {str(entry)[:80]!r}") from None
-            if file is not None:
-                out.append(file)
-        return out
+            raise PackageIndexError(f"{project}: {shown}: malformed project page (no files list)")
+        named = page.get("name")
+        if named is not None and project_name(named) != project:
+            raise PackageIndexError(f"{project}: {shown}: malformed project page (it names the project {str(named)[:80]!r})")
+        files: list[IndexFile] = []
+        ignored: list[str] = []
+        for number, entry in enumerate(page["files"]):
+            problem, file = self._file(entry, url, project)
+            if problem is not None:
+                raise PackageIndexError(f"{project}: {shown}: malformed file entry #{number + 1}: {problem}")
+            if isinstance(file, str):
+                ignored.append(file)
+            elif file is not None:
+                files.append(file)
+        return Page(files, ignored)
+
+    def files(self, name: str) -> list[IndexFile]:
+        """Every file of project `name` that counts (see `page`)."""
+        return self.page(name).files
+
+    def _file(self, entry: Any, page: str, project: str) -> tuple[str | None, IndexFile | str | None]:
+        """(problem, None) for a malformed entry; (None, reason) for a file
+        ignored; (None, None) for a file that is not an installer's (an egg);
+        else (None, the file)."""
+        if not isinstance(entry, dict):
+            return "not an object", None
+        filename = entry.get("filename")
+        if not isinstance(filename, str) or not filename:
+            return f"filename {str(filename)[:80]!r} is not a string", None
+        shown = repr(filename[:120])
+        if any(c in filename for c in "/\\") or not filename.isprintable():
+            return f"filename {shown} is not a file name", None
+        url = entry.get("url")
+        if not isinstance(url, str) or not url:
+            return f"{shown}: url {str(url)[:80]!r} is not a string", None
+        try:
+            if filename.endswith(".whl"):
+                named, version, _, _ = parse_wheel_filename(filename)
+            elif filename.endswith((".tar.gz", ".zip")):
+                named, version = parse_sdist_filename(filename)
+            else:
+                return None, None  # an egg, an installer: not something pip installs from here
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion) as exc:
+            return None, f"{filename[:120]}: not a valid file name ({str(exc)[:120]})"
+        if named != project:
+            return None, f"{filename[:120]}: a file of another project ({named})"
+        hashes = entry.get("hashes", {})
+        if not isinstance(hashes, dict):
+            return f"{shown}: hashes is not an object", None
+        sha256 = hashes.get("sha256")
+        if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
+            return f"{shown}: hashes.sha256 is not a SHA-256 digest", None
+        uploaded = entry.get("upload-time")
+        if uploaded is not None and not (isinstance(uploaded, str) and re.match(r"\d{4}-\d{2}-\d{2}", uploaded)):
+            return f"{shown}: upload-time {str(uploaded)[:40]!r} is not an ISO 8601 time", None
+        yanked = entry.get("yanked", False)
+        if not isinstance(yanked, (bool, str)):
+            return f"{shown}: yanked is neither true, false nor a reason", None
+        metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
+        if isinstance(metadata, dict):
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+                return f"{shown}: core-metadata is not an object of hashes", None
+            digest = metadata.get("sha256")
+            if digest is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
+                return f"{shown}: core-metadata.sha256 is not a SHA-256 digest", None
+        elif not isinstance(metadata, bool):
+            return f"{shown}: core-metadata is neither true, false nor an object of hashes", None
+        size = entry.get("size")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            return f"{shown}: size {str(size)[:40]!r} is not a number of bytes", None
+        absolute = urllib.parse.urldefrag(urllib.parse.urljoin(page, url))[0]
+        problem = self._url_problem(absolute)
+        if problem is not None:
+            return f"{shown}: url {mask_url(absolute)[:200]} refused: {problem}", None
+        return None, IndexFile(
+            filename=filename,
+            url=absolute,
+            version=version,
+            uploaded=uploaded,
+            yanked=bool(yanked),
+            metadata={k: v.lower() for k, v in metadata.items()} if isinstance(metadata, dict) else metadata,
+            sha256=sha256.lower() if sha256 else None,
+            size=size,
+            project=project,
+        )
 
     # -- metadata -------------------------------------------------------------
 
     def metadata(self, file: IndexFile) -> tuple[str, str]:
         """The METADATA text of a wheel, and how it was obtained."""
+        project = file.project or "?"
         if file.metadata:
-            status, _, body = self._request(file.url + ".metadata")
+            url = file.url + ".metadata"
+            try:
+                _, _, body = self._request(url, project=project, limit=METADATA_LIMIT)
+            except _TooLarge:
+                raise PackageIndexError(f"{project}: {self.display(url)}: the metadata file is larger than {_size(METADATA_LIMIT)} (the limit)") from None
             expected = file.metadata.get("sha256") if isinstance(file.metadata, dict) else None
             if expected and hashlib.sha256(body).hexdigest() != expected:
-                raise PackageIndexError(f"{file.url}.metadata: sha256 does not match the index's")
-            return _text(body, file.url + ".metadata"), "metadata-file"
+                raise PackageIndexError(f"{project}: {self.display(url)}: sha256 does not match the index's")
+            return _text(body, f"{project}: {self.display(url)}"), "metadata-file"
         try:
             return self._metadata_by_ranges(file), "range"
         except _NoRanges:
             return self._metadata_by_download(file), "download"
 
     def _metadata_by_ranges(self, file: IndexFile) -> str:
-        status, headers, _ = self._request(file.url, method="HEAD")
-        size = headers.get("content-length")
-        if status != 200 or size is None or headers.get("accept-ranges", "").lower() == "none":
+        status, headers, _ = self._request(file.url, project=file.project, method="HEAD")
+        size = _content_length_text(headers.get("content-length"))
+        if status != 200 or not isinstance(size, int) or headers.get("accept-ranges", "").lower() == "none":
             raise _NoRanges
-        reader = _RangeReader(self, file.url, int(size))
-        try:
-            with zipfile.ZipFile(reader) as wheel:
-                return _read_member(wheel, file)
-        except zipfile.BadZipFile as exc:
-            raise PackageIndexError(f"{file.url}: not a valid wheel ({exc})") from None
+        reader = _RangeReader(self, file, size)
+        return self._read_wheel(file, reader)
 
     def _metadata_by_download(self, file: IndexFile) -> str:
-        _, _, body = self._request(file.url)
-        if file.sha256 and hashlib.sha256(body).hexdigest() != file.sha256:
-            raise PackageIndexError(f"{file.url}: sha256 does not match the index's")
+        where = f"{file.project}: {self.display(file.url)}"
+        if file.size is not None and file.size > WHEEL_LIMIT:
+            raise PackageIndexError(f"{where}: the wheel is larger than {_size(WHEEL_LIMIT)} (the limit for a wheel read whole)")
+        with tempfile.TemporaryFile() as spool:
+            try:
+                self._request(file.url, project=file.project, limit=WHEEL_LIMIT, sink=spool)
+            except _TooLarge:
+                raise PackageIndexError(f"{where}: the wheel is larger than {_size(WHEEL_LIMIT)} (the limit for a wheel read whole)") from None
+            if file.sha256 and _sha256(spool) != file.sha256:
+                raise PackageIndexError(f"{where}: sha256 does not match the index's")
+            spool.seek(0)
+            return self._read_wheel(file, spool)
+
+    def _read_wheel(self, file: IndexFile, source: BinaryIO) -> str:
+        where = f"{file.project}: {self.display(file.url)}"
         try:
-            with zipfile.ZipFile(io.BytesIO(body)) as wheel:
-                return _read_member(wheel, file)
-        except zipfile.BadZipFile as exc:
-            raise PackageIndexError(f"{file.url}: not a valid wheel ({exc})") from None
+            with zipfile.ZipFile(source) as wheel:
+                return _read_member(wheel, where)
+        except (PackageIndexError, _NoRanges):
+            raise
+        except _ARCHIVE_ERRORS as exc:
+            raise PackageIndexError(f"{where}: not a valid wheel ({_reason(exc)})") from None
 
     def sdist_metadata(self, file: IndexFile) -> tuple[str | None, str]:
         """The PKG-INFO text of an sdist and how it was obtained; None when
@@ -229,13 +776,15 @@ class IndexClient:
             return self.metadata(file)
         if file.size is not None and file.size > SDIST_LIMIT:
             return None, "unreadable"
-        try:
-            _, _, body = self._request(file.url, limit=SDIST_LIMIT)
-        except _TooLarge:
-            return None, "unreadable"
-        if file.sha256 and hashlib.sha256(body).hexdigest() != file.sha256:
-            raise PackageIndexError(f"{file.url}: sha256 does not match the index's")
-        member = _pkg_info(body, file.filename)
+        with tempfile.TemporaryFile() as spool:
+            try:
+                self._request(file.url, project=file.project, limit=SDIST_LIMIT, sink=spool)
+            except _TooLarge:
+                return None, "unreadable"
+            if file.sha256 and _sha256(spool) != file.sha256:
+                raise PackageIndexError(f"{file.project}: {self.display(file.url)}: sha256 does not match the index's")
+            spool.seek(0)
+            member = _pkg_info(spool, file.filename)
         if member is None:
             return None, "unreadable"
         try:
@@ -249,20 +798,30 @@ class IndexClient:
         That is a wheel when the release has one. Otherwise it is the sdist,
         whose requirements count only where PEP 643 makes them binding; when
         they are not, the release is recorded with `known` False, never as a
-        release without requirements.
+        release without requirements. Metadata that names another project or
+        version, or whose Requires-Python or a Requires-Dist line does not
+        parse, is refused: `known` False and `refused` says why.
         """
         candidates = _installable(files)
         wheels = [f for f in candidates if f.is_wheel]
         raw: dict[str, Any]
+        unparsed: dict[str, Any] = {}
+        pkg_info: str | None = None
         if wheels:
             chosen = _preferred_wheel(wheels)
             text, how = self.metadata(chosen)
-            raw, known = parse_email(text)[0], True
+            raw, unparsed = _parse(text, chosen, self)
+            known = True
         else:
             chosen = _preferred_sdist(candidates)
             pkg_info, how = self.sdist_metadata(chosen)
-            raw = parse_email(pkg_info)[0] if pkg_info is not None else {}
+            raw, unparsed = _parse(pkg_info, chosen, self) if pkg_info is not None else ({}, {})
             known = pkg_info is not None and _static_requirements(raw)
+        refused, followed, invalid = None, None, 0
+        if wheels or pkg_info is not None:
+            refused, followed, invalid = _check(raw, unparsed, chosen, known)
+        if refused is not None:
+            known = False
         return ReleaseMetadata(
             version=str(chosen.version),
             uploaded=min((f.uploaded for f in files if f.uploaded), default=None),
@@ -278,40 +837,88 @@ class IndexClient:
             ),
             tags=tuple(sorted({f.tag for f in wheels})),
             known=known,
+            refused=refused,
+            followed=followed,
+            invalid=invalid,
         )
 
 
-class _NoRanges(Exception):
-    pass
+def _basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
-class _TooLarge(Exception):
-    pass
+def _netrc_auth(host: str) -> str | None:
+    """Credentials for `host` from ~/.netrc, as pip reads them; a missing or
+    unreadable file gives none."""
+    try:
+        entry = netrc.netrc().authenticators(host)
+    except (OSError, netrc.NetrcParseError, UnicodeDecodeError, ValueError):
+        return None
+    if not entry:
+        return None
+    login, _, password = entry
+    return _basic(login or "", password or "")
 
 
-def _body(response: Any, headers: dict[str, str], limit: int | None) -> bytes:
-    """The response body, refused unread when it announces more than `limit` bytes."""
-    if limit is None:
-        return response.read()
-    announced = headers.get("content-length", "")
-    if announced.isdigit() and int(announced) > limit:
-        raise _TooLarge
-    body = response.read(limit + 1)
-    if len(body) > limit:
-        raise _TooLarge
-    return body
+def _content_length(headers: Any) -> int | None | bool:
+    """The Content-Length of a reply: an int, None when absent, False when malformed."""
+    values = set(headers.get_all("Content-Length") or []) if hasattr(headers, "get_all") else {headers.get("content-length")} - {None}
+    if not values:
+        return None
+    if len(values) > 1:
+        return False
+    return _content_length_text(values.pop())
+
+
+def _content_length_text(value: str | None) -> int | None | bool:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value.isdigit() or not value.isascii() or len(value) > 18:
+        return False
+    return int(value)
+
+
+def _read_body(response: Any, limit: int | None, watch: _Watch, sink: BinaryIO | None) -> bytes:
+    """Read a body in chunks, at most `limit` bytes, checking the deadline between chunks."""
+    read = getattr(response, "read1", None) or response.read
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = read(64 * KiB)
+        if not chunk:
+            break
+        total += len(chunk)
+        if limit is not None and total > limit:
+            raise _TooLarge(limit)
+        if watch.passed():
+            raise TimeoutError
+        if sink is not None:
+            sink.write(chunk)
+        else:
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _sha256(handle: BinaryIO) -> str:
+    handle.seek(0)
+    digest = hashlib.sha256()
+    for block in iter(lambda: handle.read(MiB), b""):
+        digest.update(block)
+    return digest.hexdigest()
 
 
 class _RangeReader(io.RawIOBase):
-    """A seekable file over HTTP range requests, reading ahead in blocks."""
+    """A seekable file over HTTP range requests, reading ahead in blocks, at
+    most RANGE_TOTAL_LIMIT bytes in all."""
 
-    BLOCK = 64 * 1024
-
-    def __init__(self, client: IndexClient, url: str, size: int) -> None:
+    def __init__(self, client: IndexClient, file: IndexFile, size: int) -> None:
         self.client = client
-        self.url = url
+        self.file = file
+        self.url = file.url
         self.size = size
         self.position = 0
+        self.fetched = 0
         self._blocks: dict[int, bytes] = {}
 
     def readable(self) -> bool:
@@ -330,23 +937,41 @@ class _RangeReader(io.RawIOBase):
 
     def _block(self, index: int) -> bytes:
         if index not in self._blocks:
-            start = index * self.BLOCK
-            end = min(self.size, start + self.BLOCK) - 1
-            status, _, body = self.client._request(self.url, headers={"Range": f"bytes={start}-{end}"})
+            where = f"{self.file.project}: {self.client.display(self.url)}"
+            start = index * RANGE_BLOCK
+            end = min(self.size, start + RANGE_BLOCK) - 1
+            asked = end - start + 1
+            if self.fetched + asked > RANGE_TOTAL_LIMIT:
+                raise PackageIndexError(
+                    f"{where}: reading its METADATA needs more than {_size(RANGE_TOTAL_LIMIT)} of the wheel (the limit)"
+                )
+            try:
+                status, headers, body = self.client._request(
+                    self.url, project=self.file.project, headers={"Range": f"bytes={start}-{end}"}, limit=asked + RANGE_SLACK
+                )
+            except _TooLarge:
+                raise PackageIndexError(
+                    f"{where}: a range reply larger than the {asked} bytes asked (bytes {start}-{end}), refused"
+                ) from None
             if status != 206:
                 raise _NoRanges
-            if len(body) != end - start + 1:
-                raise PackageIndexError(f"{self.url}: short range response ({len(body)} bytes for {start}-{end})")
+            stated = re.fullmatch(r"\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*", headers.get("content-range", ""))
+            if headers.get("content-range") is not None and (stated is None or int(stated.group(1)) != start):
+                raise PackageIndexError(f"{where}: the range reply covers {headers['content-range'][:60]!r}, not bytes {start}-{end}")
+            if len(body) < asked:
+                raise PackageIndexError(f"{where}: short range response ({len(body)} bytes for {start}-{end})")
+            body = body[:asked]
+            self.fetched += asked
             self._blocks[index] = body
         return self._blocks[index]
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int | None = -1) -> bytes:
         if self.position >= self.size:
             return b""
         end = self.size if size is None or size < 0 else min(self.size, self.position + size)
         out = bytearray()
         while self.position < end:
-            index, offset = divmod(self.position, self.BLOCK)
+            index, offset = divmod(self.position, RANGE_BLOCK)
             chunk = self._block(index)[offset: offset + (end - self.position)]
             out += chunk
             self.position += len(chunk)
@@ -358,6 +983,29 @@ class _RangeReader(io.RawIOBase):
         return len(data)
 
 
+# What a malformed archive raises from zipfile, tarfile, gzip and zlib.
+_ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    tarfile.TarError,
+    zlib.error,
+    struct.error,
+    EOFError,
+    OSError,
+    ValueError,  # UnicodeDecodeError (member names) included
+    NotImplementedError,  # an unsupported compression method
+    RuntimeError,  # an encrypted member
+    OverflowError,
+    KeyError,
+    IndexError,
+)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0][:160] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _text(body: bytes, where: str) -> str:
     try:
         return body.decode("utf-8")
@@ -365,34 +1013,95 @@ def _text(body: bytes, where: str) -> str:
         raise PackageIndexError(f"{where}: METADATA is not UTF-8") from None
 
 
-def _read_member(wheel: zipfile.ZipFile, file: IndexFile) -> str:
+def _read_member(wheel: zipfile.ZipFile, where: str) -> str:
+    """The wheel's one ``*.dist-info/METADATA``, inflated as a stream and
+    refused past METADATA_LIMIT (whatever size its header declares)."""
     names = [n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
     if not names:
-        raise PackageIndexError(f"{file.url}: the wheel has no .dist-info/METADATA")
-    return _text(wheel.read(names[0]), file.url)
+        raise PackageIndexError(f"{where}: the wheel has no .dist-info/METADATA")
+    if len(names) > 1:
+        raise PackageIndexError(f"{where}: the wheel has {len(names)} .dist-info/METADATA members")
+    return _text(_member_bytes(wheel, names[0], METADATA_LIMIT, where), where)
 
 
-def _file(entry: dict[str, Any], page: str) -> IndexFile | None:
-    filename = entry["filename"]
+def _member_bytes(archive: zipfile.ZipFile, name: str, limit: int, where: str) -> bytes:
+    info = archive.getinfo(name)
+    if info.flag_bits & 0x1:
+        raise PackageIndexError(f"{where}: {name} is encrypted")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise PackageIndexError(f"{where}: {name} uses compression method {info.compress_type} (only stored and deflate are read)")
+    if info.file_size > limit:
+        raise PackageIndexError(f"{where}: {name} inflates to {_size(info.file_size)}, more than {_size(limit)} (the limit)")
+    out = bytearray()
+    with archive.open(info) as member:
+        while True:
+            chunk = member.read(64 * KiB)
+            if not chunk:
+                break
+            out += chunk
+            if len(out) > limit:
+                raise PackageIndexError(f"{where}: {name} inflates past {_size(limit)} (the limit)")
+    return bytes(out)
+
+
+_CHECKED = ("name", "version", "requires-python", "requires-dist", "metadata-version", "dynamic")
+
+
+def _parse(text: str, file: IndexFile, client: IndexClient) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
-        if filename.endswith(".whl"):
-            _, version, _, _ = parse_wheel_filename(filename)
+        raw, unparsed = parse_email(text)
+    except Exception as exc:  # noqa: BLE001 - a third-party parser over untrusted text
+        raise PackageIndexError(f"{file.project}: {client.display(file.url)}: the metadata does not parse ({_reason(exc)})") from None
+    return dict(raw), dict(unparsed)
+
+
+def _check(raw: dict[str, Any], unparsed: dict[str, Any], file: IndexFile, known: bool) -> tuple[str | None, tuple[str, ...] | None, int]:
+    """(why the metadata is refused or None, the lines the closure follows, the lines that do not parse).
+
+    The metadata must name the file's project and version (names
+    normalized, versions compared as versions); the fields a snapshot stores
+    must parse with packaging. A release refused only for its Requires-
+    Python or Requires-Dist still has its parseable lines followed (a
+    superset of the closure is safe); one that names another project or
+    version has none followed.
+    """
+    bad = sorted({k for k in unparsed if k.lower() in _CHECKED})
+    if bad:
+        return f"malformed or repeated {', '.join(bad)}", (), 0
+    name, version = raw.get("name"), raw.get("version")
+    if project_name(name) is None:
+        return f"Name {str(name)[:80]!r} is not a project name", (), 0
+    if project_name(name) != file.project:
+        return f"the metadata names the project {name!r}, not {file.project}", (), 0
+    try:
+        if Version(str(version)) != file.version:
+            return f"the metadata names the version {version!r}, not {file.version}", (), 0
+    except InvalidVersion:
+        return f"Version {str(version)[:80]!r} is not a version", (), 0
+    if not known:
+        return None, None, 0
+    lines = raw.get("requires_dist", [])
+    valid = []
+    invalid: list[str] = []
+    for line in lines:
+        try:
+            Requirement(line)
+        except InvalidRequirement:
+            invalid.append(line)
         else:
-            _, version = parse_sdist_filename(filename)
-    except (InvalidWheelFilename, InvalidSdistFilename):
-        return None  # an egg, an installer, a name pip rejects: not something pip installs from here
-    metadata = entry.get("core-metadata", entry.get("dist-info-metadata", False))
-    yanked = entry.get("yanked", False)
-    return IndexFile(
-        filename=filename,
-        url=urllib.parse.urljoin(page, entry["url"]),
-        version=version,
-        uploaded=entry.get("upload-time"),
-        yanked=bool(yanked),
-        metadata=metadata if isinstance(metadata, dict) else bool(metadata),
-        sha256=(entry.get("hashes") or {}).get("sha256"),
-        size=entry.get("size") if isinstance(entry.get("size"), int) else None,
-    )
+            valid.append(line)
+    problems = []
+    requires_python = raw.get("requires_python")
+    if requires_python is not None:
+        try:
+            SpecifierSet(requires_python)
+        except InvalidSpecifier:
+            problems.append(f"Requires-Python {requires_python[:80]!r} does not parse")
+    if invalid:
+        problems.append(f"Requires-Dist {invalid[0][:80]!r}{f' and {len(invalid) - 1} more' if len(invalid) > 1 else ''} does not parse")
+    if problems:
+        return "; ".join(problems), tuple(valid), len(invalid)
+    return None, None, 0
 
 
 def _installable(files: list[IndexFile]) -> list[IndexFile]:
@@ -440,25 +1149,30 @@ def _static_requirements(raw: dict[str, Any]) -> bool:
     fields not listed in ``Dynamic``; before it, nothing is promised."""
     try:
         version = Version(raw.get("metadata_version", ""))
-    except InvalidVersion:
+    except (InvalidVersion, TypeError):
         return False
     dynamic = {field.lower() for field in raw.get("dynamic", [])}
     return version >= Version("2.2") and not dynamic & {"requires-dist", "requires-python"}
 
 
-def _pkg_info(body: bytes, filename: str) -> bytes | None:
+def _pkg_info(source: BinaryIO | bytes, filename: str) -> bytes | None:
     """The ``<name>-<version>/PKG-INFO`` member of an sdist, or None.
 
     The member is read into memory, never extracted, and refused above
-    PKG_INFO_LIMIT bytes. A malformed archive gives None: pip could not
-    build it either.
+    PKG_INFO_LIMIT bytes; a .tar.gz is inflated as a stream, at most
+    SDIST_INFLATE_LIMIT bytes of it. A malformed archive gives None: pip
+    could not build it either.
     """
+    if isinstance(source, (bytes, bytearray)):
+        source = io.BytesIO(source)
     stem = filename[: -len(".tar.gz")] if filename.endswith(".tar.gz") else filename[: -len(".zip")]
     try:
         if filename.endswith(".zip"):
-            return _zip_pkg_info(body, stem)
-        return _tar_pkg_info(body, stem)
-    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError):
+            return _zip_pkg_info(source, stem)
+        return _tar_pkg_info(source, stem)
+    except (_Inflated, PackageIndexError):
+        return None
+    except _ARCHIVE_ERRORS:
         return None
 
 
@@ -471,21 +1185,54 @@ def _pick_pkg_info(names: list[str], stem: str) -> str | None:
     return top[0] if len(top) == 1 else None
 
 
-def _zip_pkg_info(body: bytes, stem: str) -> bytes | None:
-    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+def _zip_pkg_info(source: BinaryIO, stem: str) -> bytes | None:
+    with zipfile.ZipFile(source) as archive:
         name = _pick_pkg_info(archive.namelist(), stem)
         if name is None or archive.getinfo(name).file_size > PKG_INFO_LIMIT:
             return None
-        with archive.open(name) as member:
-            data = member.read(PKG_INFO_LIMIT + 1)
-    return data if len(data) <= PKG_INFO_LIMIT else None
+        return _member_bytes(archive, name, PKG_INFO_LIMIT, stem)
 
 
-def _tar_pkg_info(body: bytes, stem: str) -> bytes | None:
-    with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as archive:
-        members = {m.name: m for m in archive.getmembers() if m.isfile()}
-        name = _pick_pkg_info(list(members), stem)
-        if name is None or members[name].size > PKG_INFO_LIMIT:
-            return None
-        handle = archive.extractfile(members[name])
-        return handle.read() if handle is not None else None
+class _Inflated(Exception):
+    """An archive inflates past its bound."""
+
+
+class _Capped(io.RawIOBase):
+    """A stream that refuses to give more than `limit` bytes of `inner`."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self.inner = inner
+        self.left = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(min(len(buffer), 64 * KiB))
+        self.left -= len(data)
+        if self.left < 0:
+            raise _Inflated
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _tar_pkg_info(source: BinaryIO, stem: str) -> bytes | None:
+    """Walk the tar as a stream: the stem's PKG-INFO, else the only top-level one."""
+    inflated = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=source, mode="rb"), SDIST_INFLATE_LIMIT))
+    top: list[tuple[str, bytes | None]] = []
+    with tarfile.open(fileobj=inflated, mode="r|") as archive:
+        for member in archive:
+            name = member.name
+            if not (name.count("/") == 1 and name.endswith("/PKG-INFO")):
+                continue
+            data = None
+            if member.isfile() and member.size <= PKG_INFO_LIMIT:
+                handle = archive.extractfile(member)
+                data = handle.read(PKG_INFO_LIMIT + 1) if handle is not None else None
+            if name == f"{stem}/PKG-INFO":
+                return data if member.isfile() else None
+            if member.isfile() and len(top) < 2:
+                top.append((name, data))
+    if len(top) != 1:
+        return None
+    return top[0][1]

@@ -12,7 +12,12 @@ index that does.
 
 All snapshots are computed first and written only when every package was
 read: a failing, slow or malformed index leaves the old snapshots as they
-were. Each file is written atomically, and only when its content changed.
+were. A package whose new listing drops a release its snapshot holds keeps
+its old snapshot (unless removals are allowed), and the run says so. The
+files that changed, and the names graph, are written to a staging folder
+inside the metadata folder, fsynced, then renamed into place; a failure
+before the last rename puts back every file already renamed, so the
+database is the old one or the new one (docs/reliability.md, "db sync").
 """
 
 from __future__ import annotations
@@ -28,14 +33,14 @@ from typing import Any, NamedTuple, TypeVar
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
-from .. import _toml
-from ..errors import DatabaseError
+from .. import _files, _toml
+from ..errors import CompatError, DatabaseError
 from ._schema import Table
-from .index import DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata
-from .graph import write_graph
-from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, write_snapshot
+from .graph import GRAPH_FILE, write_graph
+from .index import DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata, host_name, project_name
+from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, wheels_path
 
 T = TypeVar("T")
 
@@ -55,6 +60,7 @@ class SyncPlan:
     packages: list[str]
     since: _dt.date
     tracked: frozenset[str] = frozenset()
+    allow_hosts: tuple[str, ...] = ()  # hosts besides the index's that may serve files (sync.toml's)
 
     def is_tracked(self, name: str) -> bool:
         return name in self.tracked or name in self.packages
@@ -71,19 +77,33 @@ class SyncResult:
     missing: list[str] = field(default_factory=list)  # required, but not on the index
     unknown: int = 0  # releases whose requirements could not be read (sdists without static metadata)
     invalid: int = 0  # Requires-Dist lines that do not parse, and were not followed
+    refused: list[str] = field(default_factory=list)  # packages whose old snapshot was kept, with why
+    refused_releases: list[str] = field(default_factory=list)  # releases recorded with unknown metadata, with why
+    ignored: list[str] = field(default_factory=list)  # files of a project's page left out, with why
 
 
 def load_plan(path: str) -> SyncPlan:
     data, _ = _toml.load(path, error=DatabaseError)
     table = Table(data, path, "")
-    table.only(["schema", "since", "packages"])
+    table.only(["schema", "since", "packages", "allow_hosts"])
     since = table.date("since")
     if since is None:
         raise table.error("missing (the first upload date to read, such as 2026-01-01)", "since")
-    packages = [str(canonicalize_name(p)) for p in table.strings("packages")]
+    packages = []
+    for text in table.strings("packages"):
+        name = project_name(text)
+        if name is None:
+            raise table.error(f"{text!r} is not a package name (PEP 508)", "packages")
+        packages.append(name)
     if not packages:
         raise table.error("lists no package", "packages")
-    return SyncPlan(packages=packages, since=since, tracked=frozenset(packages))
+    hosts = []
+    for text in table.strings("allow_hosts"):
+        host = host_name(text)
+        if host is None:
+            raise table.error(f"{text!r} is not a host name", "allow_hosts")
+        hosts.append(host)
+    return SyncPlan(packages=packages, since=since, tracked=frozenset(packages), allow_hosts=tuple(hosts))
 
 
 def index_url_from_environment(explicit: str | None) -> str:
@@ -99,33 +119,113 @@ def sync(
     today: _dt.date | None = None,
     workers: int = 8,
     progress: Callable[[Iterable[T], int], Iterable[T]] | None = None,
+    allow_removal: bool = False,
 ) -> SyncResult:
     """Read the plan's packages and their requirements' closure from the
-    index, and rewrite their snapshots."""
-    closure = _walk(plan, client, workers, progress)
+    index, and rewrite their snapshots.
+
+    Any failure to read the index raises, and nothing is written. A package
+    whose listing no longer has a release its snapshot holds keeps its old
+    snapshot and is named in `result.refused` (unless `allow_removal`); the
+    others are written, all at once (`_commit`).
+    """
+    for name in plan.packages:
+        if project_name(name) != name:
+            raise CompatError(f"{name!r}: not a normalized package name (PEP 508)")
+    try:
+        closure = _walk(plan, client, workers, progress)
+    except BaseException:
+        client.stop()
+        raise
     taken = (today or _dt.date.today()).isoformat()
-    result = SyncResult(missing=sorted(closure.missing))
+    result = SyncResult(missing=sorted(closure.missing), ignored=sorted(closure.ignored))
+    rendered: dict[str, tuple[str, str]] = {}
     for name in sorted(closure.listings):
+        if project_name(name) != name:  # never a path: every name here came through packaging
+            raise CompatError(f"{name!r}: not a normalized package name (PEP 508)")
         metas = [closure.fetched[(name, v)] for v in sorted(closure.chosen[name])]
         for meta in metas:
             result.how[meta.how] = result.how.get(meta.how, 0) + 1
-            result.unknown += not meta.known
-            result.invalid += sum(_requirement(line) is None for line in meta.requires_dist)
+            result.unknown += not meta.known and meta.refused is None
+            result.invalid += meta.invalid + sum(_requirement(line) is None for line in meta.requires_dist)
+            if meta.refused is not None:
+                result.refused_releases.append(
+                    f"{name} {meta.version} ({meta.filename}): {meta.refused}; recorded with unknown metadata"
+                )
         result.releases += len(metas)
         if not plan.is_tracked(name):
             result.untracked.append(name)
-        snapshot = _snapshot(name, closure.listings[name], metas, client.index_url, taken, plan.is_tracked(name))
         path = os.path.join(metadata_dir, f"{name}.jsonl")
-        (result.written if write_snapshot(snapshot, path) else result.unchanged).append(name)
-    # the names graph a check prunes the closure with (graph.py), from what is now on disk
-    write_graph(metadata_dir)
+        dropped = None if allow_removal else _dropped(path, closure.listings[name])
+        if dropped:
+            shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+            result.refused.append(
+                f"{name}: the index no longer lists {len(dropped)} release(s) its snapshot holds ({shown}); "
+                f"the old snapshot is kept (--allow-removal accepts the removal)"
+            )
+            continue
+        snapshot = _snapshot(name, closure.listings[name], metas, client.index_url, taken, plan.is_tracked(name))
+        rendered[name] = render_snapshot(snapshot)
+    written = _commit(metadata_dir, rendered)
+    for name in rendered:
+        (result.written if name in written else result.unchanged).append(name)
     result.requests = client.requests
     return result
+
+
+def _dropped(path: str, listing: Listing) -> list[str]:
+    """The versions the snapshot at `path` holds (as releases, or as
+    versions the index listed) that `listing` no longer has."""
+    try:
+        old = read_snapshot(path)
+    except (OSError, CompatError):
+        return []  # no snapshot, or one that cannot be read: nothing to keep
+    held: dict[Version, str] = {}
+    for text in [r.version for r in old.releases] + list(old.versions or ()):
+        try:
+            held.setdefault(Version(text), text)
+        except InvalidVersion:
+            continue
+    return [held[v] for v in sorted(held) if v not in listing]
+
+
+def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]]) -> set[str]:
+    """Write the snapshots that changed and the names graph, all or nothing:
+    each file is staged in a folder inside `metadata_dir` and fsynced, and
+    only then are they renamed into place (_files.Staging). Returns the
+    packages whose files changed."""
+    changed: dict[str, str] = {}
+    packages = set()
+    for name, (main, wheels) in rendered.items():
+        for path, text in ((os.path.join(metadata_dir, f"{name}.jsonl"), main),
+                           (wheels_path(os.path.join(metadata_dir, f"{name}.jsonl")), wheels)):
+            if _files.read_text(path) != text:
+                changed[os.path.basename(path)] = text
+                packages.add(name)
+    os.makedirs(metadata_dir, exist_ok=True)
+    with _files.Staging(metadata_dir) as staging:
+        for file, text in sorted(changed.items()):
+            staging.write(file, text)
+        # the names graph a check prunes the closure with (graph.py), of the
+        # database as it will be: the staged snapshots over the others
+        view = staging.folder("view")
+        snapshots = {f for f in os.listdir(metadata_dir) if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
+        snapshots |= {f for f in changed if not f.endswith(".wheels.jsonl")}
+        for file in sorted(snapshots):
+            source = staging.path(file) if file in changed else os.path.join(metadata_dir, file)
+            _files.link_or_copy(source, os.path.join(view, file))
+        write_graph(view)
+        graph = _files.read_text(os.path.join(view, GRAPH_FILE))
+        if graph is not None and graph != _files.read_text(os.path.join(metadata_dir, GRAPH_FILE)):
+            staging.write(GRAPH_FILE, graph)
+        staging.commit()
+    return packages
 
 
 @dataclass
 class _Closure:
     listings: dict[str, Listing] = field(default_factory=dict)  # every project named, as the index lists it
+    ignored: list[str] = field(default_factory=list)  # files of those pages left out, with why
     missing: set[str] = field(default_factory=set)  # named, but not on the index
     chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases each snapshot keeps
     fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
@@ -149,11 +249,13 @@ def _walk(
 
     def listing(name: str) -> tuple[str, Listing | None]:
         try:
-            return name, _releases(client.files(name))
+            page = client.page(name)
         except NotFound:
             if plan.is_tracked(name):
                 raise
             return name, None
+        closure.ignored.extend(f"{name}: {reason}" for reason in page.ignored)
+        return name, _releases(page.files)
 
     def fetch(key: Key) -> tuple[Key, ReleaseMetadata]:
         name, version = key
@@ -291,7 +393,7 @@ def _demands(fetched: dict[Key, ReleaseMetadata]) -> dict[str, set[SpecifierSet]
     """
     lines: dict[str, set[str]] = {}
     for (name, _), meta in fetched.items():
-        lines.setdefault(name, set()).update(meta.requires_dist)
+        lines.setdefault(name, set()).update(meta.walked)
     extras: dict[str, set[str]] = {}
     while True:
         demands: dict[str, set[SpecifierSet]] = {}
