@@ -300,3 +300,17 @@ def test_lint_reports_a_rule_naming_a_model_the_catalog_lacks(small_db):
     )
     problems = [str(p) for p in lint_database(Database.load(small_db))]
     assert any("names model 'Nonesuch-7'" in p for p in problems)
+
+
+def test_an_unknown_model_name_is_said_with_the_catalog_s_near_names():
+    from compat import check
+
+    stack = {"system": {"python": "3.12"}, "hardware": {"gpu": "H100"}, "packages": {"vllm": "0.32.0"},
+             "model": {"name": "Wan2.2"}}
+    finding = next(f for f in check(stack).findings if f.id == "model:unknown")
+    assert finding.severity == "info" and "Wan2.2-TI2V-5B" in finding.message
+    stack["model"] = {"name": "Some-Model-Nobody-Lists"}
+    finding = next(f for f in check(stack).findings if f.id == "model:unknown")
+    assert "did you mean" not in finding.message and "family" in finding.message
+    stack["model"] = {"name": "GLM-5"}
+    assert "model:unknown" not in {f.id for f in check(stack).findings}

@@ -125,7 +125,7 @@ def test_a_renamed_flag_is_an_error_on_the_release_that_renamed_it(data):
 
 def test_a_removed_flag_and_a_flag_not_yet_added(data):
     assert "removed" in ids(run(data, {"gone-flag": "x"}, "0.32.0"))["option-removed:vllm:gone-flag"].message
-    assert "later releases" in ids(run(data, {"new-cache-flag": True}, "0.31.0"))["option-removed:vllm:new-cache-flag"].message
+    assert "added later: releases >=0.32.0" in ids(run(data, {"new-cache-flag": True}, "0.31.0"))["option-removed:vllm:new-cache-flag"].message
 
 
 def test_a_release_the_catalog_does_not_cover_is_not_judged(data):
@@ -135,8 +135,10 @@ def test_a_release_the_catalog_does_not_cover_is_not_judged(data):
     assert found["option-value:vllm:kv-cache-dtype"].severity == "error"
 
 
-def test_an_unknown_flag_stays_a_warning(data):
-    finding = ids(run(data, {"some-flag-nobody-lists": 1}))["unknown-option:vllm:some-flag-nobody-lists"]
+def test_an_unlisted_flag_is_an_error_on_a_covered_release_and_a_warning_elsewhere(data):
+    finding = ids(run(data, {"some-flag-nobody-lists": 1}))["option-unknown:vllm:some-flag-nobody-lists"]
+    assert finding.severity == "error"
+    finding = ids(run(data, {"some-flag-nobody-lists": 1}, "0.23.0"))["unknown-option:vllm:some-flag-nobody-lists"]
     assert finding.severity == "warning"
 
 
@@ -220,3 +222,28 @@ def test_the_attention_backend_is_compared_without_case_as_vllm_does():
     for value in ("FLASHINFER", "flashinfer", "FlashInfer"):
         options = {**REALISTIC["options"]["vllm"], "attention-backend": value}
         assert "option-value:vllm:attention-backend" not in ids(check({**REALISTIC, "options": {"vllm": options}}))
+
+
+def test_a_flag_a_covered_release_lacks_is_an_error_with_a_suggestion():
+    options = {"num-scheduler-steps": 8, "tenser-parallel-size": 8}  # removed before 0.20; a typo
+    report = check({**REALISTIC, "options": {"vllm": options}})
+    found = ids(report)
+    assert found["option-unknown:vllm:num-scheduler-steps"].severity == "error"
+    assert "did you mean --tensor-parallel-size" in found["option-unknown:vllm:tenser-parallel-size"].message
+    assert not any(i.startswith("unknown-option:") for i in found) and report.exit_code == 1
+
+
+def test_a_flag_of_a_release_the_flags_do_not_cover_stays_a_warning():
+    stack = {**REALISTIC, "packages": {"vllm": "0.11.0"}, "options": {"vllm": {"num-scheduler-steps": 8}}}
+    found = ids(check(stack))
+    assert found["unknown-option:vllm:num-scheduler-steps"].severity == "warning"
+    assert "option-unknown:vllm:num-scheduler-steps" not in found
+
+
+def test_ranges_read_lower_bound_first(data):
+    message = ids(run(data, {"gone-flag": "x"}, "0.32.0"))["option-removed:vllm:gone-flag"].message
+    assert "releases <0.32.0 have it" in message
+    from compat.knowledge.options import range_text
+    from packaging.specifiers import SpecifierSet
+
+    assert range_text(SpecifierSet("<0.30.0,>=0.26.0")) == ">=0.26.0,<0.30.0"

@@ -24,7 +24,8 @@ from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
-from ..knowledge.options import value_problem
+from ..errors import CompatError
+from ..knowledge.options import range_text, value_problem
 from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
@@ -86,6 +87,16 @@ def check_stack(
         involved = {c for f in report.errors for c in f.components}
         report.suggestions = suggest(stack, db, involved=involved)
     return report
+
+
+def _release_source(catalog: Any, version: Version | None) -> str | None:
+    """The source of the definitions that hold for `version` (any one of them cites its release's parser)."""
+    holding = [o for o in catalog.options if o.has(version) and o.source]
+    if not holding:
+        return None
+    # the definition that changed most recently before `version`: its source is the nearest release read
+    newest = max(holding, key=lambda o: max(_lower_edges(o), default=Version("0")))
+    return newest.source  # type: ignore[no-any-return]
 
 
 def _lower_edges(definition: Any) -> list[Version]:
@@ -179,7 +190,38 @@ class _Checker:
 
     # -- 3: the stack file itself ------------------------------------------------
 
+    def unknown_model(self) -> None:
+        """[model] names a model the catalog lacks: say so, rather than nothing."""
+        model = self.stack.model
+        named = model.name or model.repo
+        if not named or self.stack.catalog_model is not None:
+            return
+        key = "name" if model.name else "repo"
+        try:
+            catalog = self.db.models
+        except CompatError:
+            return  # lint reports a broken catalog; the check goes on without it
+        spellings = {n: m.name for m in catalog.models for n in (m.name, m.repo, *m.aliases) if n}
+        from .._names import nearest
+
+        start = sorted({m for n, m in spellings.items() if n.lower().startswith(named.lower())})
+        guess = nearest(named, spellings, cutoff=0.75)
+        if start:
+            hint = f" (the catalog has {', '.join(repr(n) for n in start)})"
+        else:
+            hint = f" (did you mean {spellings[guess]!r}?)" if guess else ""
+        family = f"; the stack's family {model.family!r} is used" if model.family else "; give [model] family and traits to decide the rules about models"
+        self.add(
+            "model:unknown",
+            "info",
+            f"the model catalog does not know [model] {key} {named!r}{hint}{family}",
+            (),
+            "unverified",
+            "stack",
+        )
+
     def stack_findings(self) -> None:
+        self.unknown_model()
         for name, spec in self.stack.packages.items():
             component = self.db.component(name)
             if spec.pinned is not None or component is None or not component.releases:
@@ -254,10 +296,31 @@ class _Checker:
                 continue
             version = versions.get(package)
             judged = catalog.covers_release(version)
+            component = self.db.component(package)
+            declared = component.options if component is not None else {}
             for option, value in values.items():
                 definitions = catalog.definitions(option)
                 if not definitions:
-                    continue  # an unknown-option warning already
+                    guess = catalog.suggest(option)
+                    hint = f"; did you mean --{guess}?" if guess else ""
+                    if judged and option not in declared:
+                        # the file lists every flag this release's parser registers: the server refuses this one
+                        self.findings = [f for f in self.findings if f.id != f"unknown-option:{package}:{option}"]
+                        self.add(
+                            f"option-unknown:{package}:{option}",
+                            "error",
+                            f"{package} {version} has no --{option}: its command line refuses it{hint}",
+                            (package,),
+                            "option-removed",
+                            "curated",
+                            _release_source(catalog, version),
+                        )
+                    elif hint:
+                        self.findings = [
+                            f._replace(message=f.message + hint) if f.id == f"unknown-option:{package}:{option}" else f
+                            for f in self.findings
+                        ]
+                    continue
                 here = catalog.at(option, version) if judged else None
                 if here is None and judged:
                     self._missing_flag(package, option, version, definitions)
@@ -283,11 +346,11 @@ class _Checker:
         later = [d for d in definitions if any(edge > version for edge in _lower_edges(d))]
         renamed = next((d.renamed_to for d in definitions if d.renamed_to and d not in later), None)
         if len(later) == len(definitions):
-            what = f"has no --{option} (later releases have it: {later[0].releases})"
+            what = f"has no --{option} (it was added later: releases {range_text(later[0].releases)} have it)"
         elif renamed:
             what = f"has no --{option}: it was renamed --{renamed}"
         else:
-            what = f"has no --{option} (it was removed; releases {definitions[-1].releases} have it)"
+            what = f"has no --{option} (it was removed; releases {range_text(definitions[-1].releases)} have it)"
         self.add(
             f"option-removed:{package}:{option}",
             "error",

@@ -28,7 +28,7 @@ from ..errors import DatabaseError
 from ._schema import Table
 from .conditions import option_key
 
-__all__ = ["OPTIONS_DIR", "OptionCatalog", "OptionDef", "TYPES", "value_problem"]
+__all__ = ["OPTIONS_DIR", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
 
 OPTIONS_DIR = "options"
 TYPES = ("int", "float", "bool", "string", "choice")
@@ -99,6 +99,12 @@ class OptionCatalog:
                 return option
         return None
 
+    def suggest(self, flag: str) -> str | None:
+        """The flag (or alias) spelled closest to `flag`, for a did-you-mean."""
+        from .._names import nearest
+
+        return nearest(option_key(flag), self._by_key, cutoff=0.75)
+
     def covers_release(self, version: Version | None) -> bool:
         return version is not None and self.covers.contains(version, prereleases=True)
 
@@ -125,6 +131,16 @@ class OptionCatalog:
                 yield option.key, f"renamed_to {option.renamed_to!r} names a flag the file does not list"
             if option.renamed_to is not None and option.releases.contains(Version("999999"), prereleases=True):
                 yield option.key, "a renamed flag needs an upper bound on its releases (the release that renamed it)"
+
+
+def range_text(releases: SpecifierSet) -> str:
+    """A release range as people read it, lower bound first.
+
+    >>> range_text(SpecifierSet("<0.28.0,>=0.20.0"))
+    '>=0.20.0,<0.28.0'
+    """
+    order = {">=": 0, ">": 0, "==": 1, "~=": 1, "===": 1, "!=": 2, "<=": 3, "<": 3}
+    return ",".join(str(s) for s in sorted(releases, key=lambda s: (order.get(s.operator, 1), str(s))))
 
 
 def _overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
