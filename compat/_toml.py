@@ -22,44 +22,122 @@ from .errors import CompatError
 _AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+# Bounds on what is read (docs/reliability.md, "Readers"). A stack file is a
+# few hundred bytes; the database's largest file is well under 1 MiB.
+MAX_BYTES = 4 * 1024 * 1024
+MAX_LINE = 4096  # `locate` looks no further into a line than this
+MAX_KEY_PARTS = 64  # the standard parser's time grows with the square of a dotted key's parts
+
+
+def _check_keys(text: str, file: str, error: type[CompatError]) -> None:
+    """Refuse, before parsing, a dotted key or table header of more than
+    MAX_KEY_PARTS parts (40 KB of ``a.a.a…`` takes the parser a minute)."""
+    if text.count(".") <= MAX_KEY_PARTS:
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        head = line.split("=", 1)[0] if "=" in line else (line if line.lstrip().startswith("[") else "")
+        if head.count(".") > MAX_KEY_PARTS and not head.lstrip().startswith("#"):
+            raise error(f"invalid TOML: a dotted key of more than {MAX_KEY_PARTS} parts", file=file, line=number)
+
+
 def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> dict[str, Any]:
-    """Parse TOML text; a syntax error becomes `error` with file, line and column."""
+    """Parse TOML text; a syntax error becomes `error` with file, line and column.
+
+    Input the parser cannot hold (an array nested hundreds deep, an integer
+    of thousands of digits) is such an error too, never another exception.
+    """
+    _check_keys(text, file, error)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line = getattr(exc, "lineno", None)
         column = getattr(exc, "colno", None)
-        match = _AT.search(message)
+        match = _AT.search(message[:1000])
         if match:
             line, column = int(match.group(1)), int(match.group(2))
             message = message[: match.start()].rstrip()
-        raise error(f"invalid TOML: {message}", file=file, line=line, column=column) from None
+        raise error(f"invalid TOML: {message[:300]}", file=file, line=line, column=column) from None
+    except RecursionError:
+        raise error("invalid TOML: arrays or inline tables nested too deeply", file=file) from None
+    except (ValueError, OverflowError, MemoryError) as exc:
+        # tomllib turns digits into int() as written: more than Python's
+        # 4,300-digit limit raises ValueError.
+        what = "a number too large" if "digits" in str(exc) else "a value it cannot read"
+        raise error(f"invalid TOML: {what}", file=file) from None
 
 
-def load(path: str | os.PathLike[str], *, error: type[CompatError] = CompatError) -> tuple[dict[str, Any], str]:
+_STDIN = ("-", "/dev/stdin")
+
+
+def read_limited(path: str, *, error: type[CompatError] = CompatError, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of `path` ("-" is standard input), never more than
+    `max_bytes` of it: a larger input, or a file that is not a regular file
+    (a device, a pipe, a folder), is `error` naming the file."""
+    import stat
+
+    shown = "<stdin>" if path in _STDIN else str(path)
+    too_big = f"larger than {max_bytes // (1024 * 1024)} MiB, the limit for this file" if max_bytes >= 1024 * 1024 \
+        else f"larger than {max_bytes} bytes, the limit for this file"
+    if path in _STDIN:
+        raw = sys.stdin.buffer.read(max_bytes + 1)
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise error("no such file", file=shown) from None
+        except IsADirectoryError:
+            raise error("is a directory, not a TOML file", file=shown) from None
+        except OSError as exc:
+            raise error(f"cannot be read: {exc.strerror}", file=shown) from None
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise error("is a directory, not a TOML file", file=shown)
+            if not stat.S_ISREG(info.st_mode):
+                raise error("not a regular file (a device, pipe or socket); give a file, or - for standard input",
+                            file=shown)
+            if info.st_size > max_bytes:
+                raise error(too_big, file=shown)
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb") as handle:
+                fd = -1
+                raw = handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise error(f"cannot be read: {exc.strerror}", file=shown) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
+    if len(raw) > max_bytes:
+        raise error(too_big, file=shown)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=shown) from None
+
+
+def load(
+    path: str | os.PathLike[str], *, error: type[CompatError] = CompatError, max_bytes: int = MAX_BYTES
+) -> tuple[dict[str, Any], str]:
     """Read and parse a TOML file; returns the data and the text (for `locate`)."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise error("no such file", file=str(path)) from None
-    except IsADirectoryError:
-        raise error("is a directory, not a TOML file", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise error(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path)) from None
-    except OSError as exc:
-        raise error(f"cannot be read: {exc.strerror}", file=str(path)) from None
+    text = read_limited(path, error=error, max_bytes=max_bytes)
+    # Universal newlines, as open() in text mode reads them (line numbers agree).
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    shown = "<stdin>" if path in _STDIN else str(path)
     from . import _compiled
 
-    data = _compiled.read(path, text)
+    data = _compiled.read(path, text) if path not in _STDIN else None
     if data is None:
-        data = loads(text, file=str(path), error=error)
+        data = loads(text, file=shown, error=error)
     return data, text
 
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+# Linear by construction: no two neighbouring parts can match the same
+# character, and `locate` reads at most MAX_LINE characters of a line.
+_HEADER = re.compile(r"[ \t]*\[\[?([^\]\n]*)\]\]?[ \t]*(?:#[^\n]*)?\Z")
 
 
 def _unquote(part: str) -> str:
@@ -70,8 +148,27 @@ def _unquote(part: str) -> str:
 
 
 def _split_key(key: str) -> list[str]:
-    # Dotted keys, where quoted parts may themselves hold dots.
-    return [_unquote(p) for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', key)]
+    """Dotted keys, where quoted parts may themselves hold dots (one pass)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for char in key:
+        if quote:
+            current.append(char)
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+            current.append(char)
+        elif char == ".":
+            if current:
+                parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if current:
+        parts.append("".join(current))
+    return [_unquote(p) for p in parts]
 
 
 def locate(text: str | None, table: tuple[str, ...], key: str | None = None) -> int | None:
@@ -87,9 +184,11 @@ def locate(text: str | None, table: tuple[str, ...], key: str | None = None) -> 
     current: tuple[str, ...] = ()
     header_line = None
     for number, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_LINE:
+            continue  # no line a person writes; never scanned
         match = _HEADER.match(line)
         if match:
-            current = tuple(_split_key(match.group(1)))
+            current = tuple(_split_key(match.group(1).strip()))
             if current == table and header_line is None:
                 header_line = number
             continue

@@ -75,11 +75,12 @@ def check(stack: str, fmt: str, strict: bool, require_known: bool, ignore: tuple
     gc.disable()
     from .engine.check import check_stack
     from .knowledge.database import Database
-    from .sources.stack import load_stack
+    from .sources.stack import check_ignore, load_stack
 
     try:
         db = Database.load(db_path)
         loaded = load_stack(stack, db)
+        ignore = check_ignore(ignore)
         report = check_stack(loaded, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
                              require_known=require_known or None)
     except CompatError as exc:

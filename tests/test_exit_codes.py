@@ -83,3 +83,8 @@ def test_a_closed_pipe_is_not_a_conflict():
         os.close(write)
     assert writer.returncode == 141, writer.stderr
     assert b"Traceback" not in writer.stderr
+
+
+def test_an_ignore_of_wildcards_alone_is_bad_input_on_the_command_line(capsys):
+    code, _, err = run(capsys, "check", str(EXAMPLES / "broken-upgrade.toml"), "--ignore", "*")
+    assert code == 2 and "only wildcards" in err and err.count("\n") == 1

@@ -269,3 +269,192 @@ def test_error_names_line_of_key_in_file(write_stack, db):
 def test_specifier_that_admits_no_version_is_an_error(db):
     # PEP 440: "<0.7.2" excludes the pre-releases of 0.7.2, so nothing is left
     assert "admits no version" in str(error_of(base(packages={"flashinfer-python": ">=0.7.2rc1,<0.7.2"}), db))
+
+
+# --- Reported failures: input that crashed the reader or hung it (docs/reliability.md, "Readers") ---
+
+import os  # noqa: E402
+import time  # noqa: E402
+
+import compat  # noqa: E402
+from compat import CompatError  # noqa: E402
+from compat import _toml  # noqa: E402
+from compat.sources import stack as stack_module  # noqa: E402
+
+
+def cli_run(capsys, *args) -> tuple[int, str]:
+    from compat import cli
+
+    with pytest.raises(SystemExit) as info:
+        cli.main(list(args))
+    return info.value.code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "data, key",
+    [
+        ({"system": {"python": "３.１２"}}, "[system] python"),  # fullwidth digits
+        ({"system": {"python": "3.12", "cuda": "１３.0"}}, "[system] cuda"),
+        (base(packages={"vllm": "٠.٣٢.٠"}), "[packages] vllm"),  # Arabic-Indic digits
+        ({"system": {"python": "3." + "1" * 4301}}, "[system] python"),  # past int()'s digit limit
+        (base(packages={"vllm": "0." + "1" * 4301}), "[packages] vllm"),
+        ({"system": {"python": "3.12", "platform": []}}, "[system] platform"),
+        ({"system": {"python": "3.12", "platform": {}}}, "[system] platform"),
+        (base(packages={"vllm": "1" * 1_000_000}), "[packages] vllm"),  # a 1 MB version string
+        (base(packages={"vllm": "0.32." + "0" * 300}), "[packages] vllm"),
+        (base(packages={1: "1.0"}), "[packages] 1 (int)"),  # a key that is not a string
+        ({"system": {"python": "3.12"}, 2: {}}, "2 (int)"),
+        (base(hardware={"count": 10**5000}), "[hardware] count"),  # repr() of it raises ValueError
+        (base(hardware={"compute_capability": "９.0"}), "[hardware] compute_capability"),
+        (base(hardware={"accelerator": ["cuda"]}), "[hardware] accelerator"),
+        (base(env={"A": object()}), "[env] A"),
+        (base(packages={"bad name!": "1.0"}), "[packages] 'bad name!'"),
+        (base(packages={"vllm": {"version": "0.32.0", "extras": ["a b"]}}), "[packages] vllm"),
+        (base(env={"A\nB": 1}), "[env] 'A\\nB'"),  # the error stays on one line
+    ],
+)
+def test_hostile_values_are_a_stack_error_naming_the_key(db, data, key):
+    err = error_of(data, db)
+    assert err.key is not None and err.key.startswith(key.split(" ")[0]) and key in str(err)
+    assert "\n" not in str(err) and len(str(err)) < 1000
+
+
+def test_deep_lists_through_the_library_are_a_stack_error(db):
+    deep: list = []
+    for _ in range(100_000):  # built without recursion; read without it too
+        deep = [deep]
+    err = error_of(base(env={"A": deep}), db)
+    assert "nested" in err.message and err.key == "[env] A"
+    with pytest.raises(CompatError):
+        compat.check(base(compat={"ignore": deep}), database=db)
+
+
+def test_array_nested_500_deep_in_a_file_is_exit_2(write_stack, db, capsys):
+    path = write_stack('[system]\npython = "3.12"\n[env]\nA = ' + "[" * 500 + "]" * 500 + "\n")
+    err = error_of(path, db)
+    assert "nested too deeply" in err.message and err.file == str(path)
+    path = write_stack('[system]\npython = "3.12"\n[env]\nA = ' + "[" * 50 + "]" * 50 + "\n", "b.toml")
+    assert "nested more than" in error_of(path, db).message
+    code, err_text = cli_run(capsys, "check", str(path))
+    assert code == 2 and err_text.count("\n") == 1 and err_text.startswith(f"compat: error: {path}")
+
+
+def test_a_number_of_4301_digits_in_a_file_is_exit_2(write_stack, db):
+    path = write_stack('[system]\npython = "3.12"\n[hardware]\ncount = ' + "1" * 4301 + "\n")
+    assert "number too large" in error_of(path, db).message
+    path = write_stack('[system]\npython = "3.12"\n[hardware]\ncount = ' + "9" * 30 + "\n", "b.toml")
+    err = error_of(path, db)
+    assert err.key == "[hardware] count" and err.line == 4
+
+
+@pytest.mark.parametrize("line", ["[" + " " * 100_000, "[ " * 50_000, "[[" + " [" * 50_000 + "]"])
+def test_a_header_like_line_does_not_slow_the_locator(write_stack, db, line):
+    # A multi-line string holds the line, so the file parses and the error
+    # locator reads every line to find [system] python.
+    path = write_stack(f'[stack]\ndescription = """\n{line[:4000]}\n"""\n[system]\npython = 3.12\n')
+    started = time.perf_counter()
+    err = error_of(path, db)
+    assert err.line == 6
+    assert _toml.locate(line + "\n[system]\npython = 1\n", ("system",), "python") == 3
+    assert _toml._HEADER.match(line[:_toml.MAX_LINE]) is None or True
+    assert time.perf_counter() - started < 1.0
+
+
+def test_dev_zero_and_other_non_regular_files_are_refused(db, tmp_path):
+    err = error_of("/dev/zero", db)
+    assert err.file == "/dev/zero" and "not a regular file" in err.message
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        assert "not a regular file" in error_of(str(fifo), db).message  # and it does not block
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path, db, monkeypatch):
+    path = tmp_path / "big.toml"
+    path.write_text('[system]\npython = "3.12"\n' + "# padding\n" * (_toml.MAX_BYTES // 10), encoding="utf-8")
+    err = error_of(path, db)
+    assert err.file == str(path) and "larger than 4 MiB" in err.message
+
+
+def test_stdin_is_read_with_the_limit(capsys, monkeypatch):
+    import io
+
+    class Stdin:
+        buffer = io.BytesIO(b'[system]\npython = "3.12"\n')
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    code, _ = cli_run(capsys, "check", "-")
+    assert code == 0
+    Stdin.buffer = io.BytesIO(b"#" * (_toml.MAX_BYTES + 1))
+    code, err = cli_run(capsys, "check", "-")
+    assert code == 2 and "<stdin>: larger than 4 MiB" in err
+
+
+def test_the_number_of_packages_is_limited(db):
+    many = {f"pkg{i}x": "1.0" for i in range(stack_module.MAX_PACKAGES + 1)}
+    started = time.perf_counter()
+    err = error_of(base(packages=many), db)
+    assert f"limited to {stack_module.MAX_PACKAGES:,}" in err.message and err.key == "packages"
+    assert time.perf_counter() - started < 2.0
+    assert len(load_stack(base(packages=dict(list(many.items())[:-1])), db).packages) == stack_module.MAX_PACKAGES
+
+
+def test_the_number_of_values_is_limited(write_stack, db):
+    lines = "\n".join(f'K{i} = "x"' for i in range(stack_module.MAX_VALUES + 1))
+    path = write_stack(f'[system]\npython = "3.12"\n[env]\n{lines}\n')
+    assert "limited to that many" in error_of(path, db).message
+
+
+def test_ignore_as_a_string_is_one_id(db):
+    stack = {"system": {"python": "3.12"}, "packages": {"numpy": "2.0.0", "requests": "2.33.1"}}
+    report = compat.check(stack, database=db, ignore="glibc:unknown")
+    assert [f.suppressed for f in report.findings if f.id == "glibc:unknown"] == [True]
+    other = compat.check(stack, database=db, ignore="g")  # not read letter by letter
+    assert [f.suppressed for f in other.findings if f.id == "glibc:unknown"] == [False]
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "?*", " * ", ""])
+def test_an_ignore_pattern_of_wildcards_alone_is_refused(db, pattern):
+    with pytest.raises(CompatError) as info:
+        compat.check(base(), database=db, ignore=[pattern])
+    assert info.value.key == "ignore"
+    assert "ignore" in str(error_of(base(compat={"ignore": ["vllm.*", pattern]}), db))
+
+
+def test_a_wildcard_pattern_that_names_something_is_accepted(db):
+    assert load_stack(base(compat={"ignore": ["requires-python:*"]}), db).ignore == ("requires-python:*",)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"stack": 3}, TypeError),
+        ({"stack": b"stack.toml"}, TypeError),
+        ({"stack": ["system"]}, TypeError),
+        ({"strict": "yes"}, TypeError),
+        ({"require_known": 1}, TypeError),
+        ({"max_rounds": "10"}, TypeError),
+        ({"max_rounds": True}, TypeError),
+        ({"max_rounds": 0}, ValueError),
+        ({"ignore": 5}, TypeError),
+        ({"ignore": ["a", 5]}, TypeError),
+        ({"database": "data/"}, TypeError),
+    ],
+)
+def test_library_arguments_are_type_checked(db, kwargs, exc):
+    args = {"stack": base(), **kwargs}
+    if "database" not in kwargs:
+        args["database"] = db
+    with pytest.raises(exc, match="compat.check"):
+        compat.check(args.pop("stack"), **args)
+
+
+def test_a_dotted_key_of_thousands_of_parts_is_refused_before_parsing(write_stack, db):
+    # tomllib's time grows with the square of the parts: 20,000 took 36 s
+    path = write_stack('[system]\npython = "3.12"\n[env]\n' + "a." * 20_000 + 'b = "x"\n')
+    started = time.perf_counter()
+    err = error_of(path, db)
+    assert err.line == 4 and "dotted key" in err.message
+    assert time.perf_counter() - started < 1.0
+    path = write_stack("[" + "a." * 20_000 + "b]\n", "b.toml")
+    assert "dotted key" in error_of(path, db).message

@@ -7,6 +7,7 @@ TOML parser or a scan of the text can tell).
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 from collections.abc import Mapping
@@ -52,10 +53,28 @@ _TABLES = {
     "compat": ("ignore", "strict", "require_known"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
-_PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_DOTTED = re.compile(r"^\d+(\.\d+)*$")
+# ASCII digits only (a bare \d also takes "３" and "٣", which no version parser
+# reads), and every regular expression linear: its parts never compete for
+# the same characters.
+_PYTHON = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?", re.ASCII)
+_DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
-_INDEX = re.compile(r"^(pypi|cpu|cu\d{3}|rocm\d+(\.\d+)*)$")
+_INDEX = re.compile(r"(pypi|cpu|cu[0-9]{3}|rocm[0-9]+(\.[0-9]+)*)", re.ASCII)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
+# PEP 508 project names (and extras): letters, digits, ".", "_", "-", starting
+# and ending with a letter or digit.
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
+
+# Bounds on a stack (docs/reliability.md, "Readers"): the reader refuses,
+# with exit 2, any input past them, so that it never starts work it cannot
+# finish. The file itself is bounded by `_toml.MAX_BYTES` (4 MiB).
+MAX_PACKAGES = 1000  # entries of [packages]
+MAX_VALUES = 20_000  # keys and values in the whole stack, at any depth
+MAX_DEPTH = 8  # tables and arrays inside one another
+MAX_KEY = 256  # characters of a key
+MAX_STRING = 4096  # characters of a string value
+MAX_VERSION = 256  # characters of a version or specifier string
+MAX_INT = 2**63  # TOML integers are 64-bit
 
 
 class System(NamedTuple):
@@ -157,11 +176,16 @@ class _Reader:
         self.text = text
 
     def error(self, message: str, table: tuple[str, ...], key: str | None = None) -> StackError:
-        dotted = ".".join((*table, key) if key else table) or None
+        shown_table = tuple(_show_key(t) for t in table)
+        shown_key = _show_key(key) if key is not None else None
+        dotted = ".".join((*shown_table, shown_key) if shown_key else shown_table) or None
         shown = None
         if dotted:
-            shown = f"[{'.'.join(table)}] {key}" if (table and key) else (f"[{dotted}]" if table else dotted)
-        return StackError(message, file=self.file, key=shown, line=_toml.locate(self.text, table, key))
+            shown = f"[{'.'.join(shown_table)}] {shown_key}" if (table and key) else (f"[{dotted}]" if table else dotted)
+        line = None
+        if all(isinstance(t, str) for t in table) and (key is None or isinstance(key, str)):
+            line = _toml.locate(self.text, table, key)
+        return StackError(_one_line(message), file=self.file, key=shown, line=line)
 
     def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
         value = data.get(name, {})
@@ -176,18 +200,39 @@ class _Reader:
                 table,
                 key,
             )
-        if not isinstance(value, str) or not _DOTTED.match(value.strip()):
-            raise self.error(f"expected a version string such as \"{example}\", got {value!r}", table, key)
-        return Version(value.strip())
+        if not isinstance(value, str) or len(value) > MAX_VERSION or not _DOTTED.fullmatch(value.strip()):
+            raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key)
+        try:
+            return Version(value.strip())
+        except ValueError:
+            raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key) from None
+
+
+def _one_line(text: str, limit: int = 600) -> str:
+    """`text` as one printable line: control characters and line separators
+    escaped, and cut at `limit` characters."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _show_key(key: Any) -> str:
+    """A key as an error shows it: bare when TOML would write it bare, else quoted."""
+    if isinstance(key, str) and len(key) <= 80 and _BARE_KEY.fullmatch(key):
+        return key
+    shown = repr(key) if not isinstance(key, str) else _one_line(repr(key), 80)
+    return shown if isinstance(key, str) else f"{shown} ({type(key).__name__})"
 
 
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, int) and abs(value) >= MAX_INT:
+        return "an integer too large"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {_one_line(repr(value), 120)}"
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
@@ -206,12 +251,83 @@ def load_stack(source: str | os.PathLike[str] | Mapping[str, Any], database: Dat
         database = Database.load()
     if isinstance(source, Mapping):
         return _parse(source, _Reader("<stack>", None), database, None)
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"a stack is a path (str or os.PathLike) or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
+    if not isinstance(path, str):
+        raise TypeError(f"a stack path must be a str, not {type(path).__name__}")
     data, text = _toml.load(path, error=StackError)
-    return _parse(data, _Reader(path, text), database, path)
+    return _parse(data, _Reader("<stdin>" if path in ("-", "/dev/stdin") else path, text), database, path)
+
+
+_SCALARS = (str, bool, int, float, _dt.date, _dt.time)  # datetime is a date
+
+
+def _shape(data: Mapping[str, Any], read: _Reader) -> None:
+    """Check, before anything reads it, that `data` is a TOML document of
+    bounded size: string keys, TOML values, and the limits above. One pass,
+    without recursion (a mapping may be nested thousands deep)."""
+    count = 0
+    stack: list[tuple[tuple[str, ...], Any, int]] = [((), data, 0)]
+    while stack:
+        path, node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            items = list(node.items())
+        else:
+            items = [(f"[{i}]", v) for i, v in enumerate(node)]
+        count += len(items)
+        if count > MAX_VALUES:
+            raise read.error(f"more than {MAX_VALUES:,} keys and values: a stack is limited to that many", path[:1])
+        for key, value in items:
+            where = (path[:-1], path[-1]) if path else ((), None)
+            if not isinstance(key, str):
+                raise read.error(f"a key must be a string, not {type(key).__name__}", path, key)
+            if len(key) > MAX_KEY:
+                raise read.error(f"a key of {len(key):,} characters: keys are limited to {MAX_KEY}", path, key[:40] + "…")
+            table, name = (path, key) if isinstance(node, Mapping) else where
+            if isinstance(value, str):
+                if len(value) > MAX_STRING:
+                    raise read.error(f"a string of {len(value):,} characters: strings are limited to {MAX_STRING:,}",
+                                     table, name)
+            elif isinstance(value, int) and not isinstance(value, bool):
+                if abs(value) >= MAX_INT:
+                    raise read.error("an integer out of range (TOML integers are 64-bit)", table, name)
+            elif isinstance(value, (Mapping, list, tuple)):
+                if depth + 1 >= MAX_DEPTH:
+                    raise read.error(f"nested more than {MAX_DEPTH} deep", table, name)
+                stack.append(((*path, key) if isinstance(node, Mapping) else path, value, depth + 1))
+            elif not isinstance(value, _SCALARS):
+                raise read.error(f"expected a TOML value (string, number, boolean, date, array, table), "
+                                 f"got {type(value).__name__}", table, name)
+
+
+def check_ignore(patterns: Any, read: _Reader | None = None, *, file: str | None = None) -> tuple[str, ...]:
+    """Finding ID patterns, as `[compat] ignore`, `--ignore` and
+    `compat.check(ignore=...)` give them: a string is one ID. A pattern of
+    wildcards alone (``*``, ``?*``) would suppress every finding, so it is
+    refused, as is one that is not a string."""
+    if isinstance(patterns, str):
+        patterns = (patterns,)
+    if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
+        message = "expected a list of finding IDs (strings)"
+        raise read.error(message, ("compat",), "ignore") if read else StackError(message, file=file, key="ignore")
+    for pattern in patterns:
+        problem = None
+        if not pattern.strip():
+            problem = "an empty finding ID"
+        elif len(pattern) > MAX_KEY:
+            problem = f"a finding ID of {len(pattern):,} characters (at most {MAX_KEY})"
+        elif not pattern.strip().strip("*?"):
+            problem = (f"{pattern!r} is only wildcards and would suppress every finding; "
+                       "name the findings (\"requires-python:*\", \"untracked:*\")")
+        if problem:
+            raise read.error(problem, ("compat",), "ignore") if read else StackError(_one_line(problem), file=file,
+                                                                                         key="ignore")
+    return tuple(patterns)
 
 
 def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | None) -> Stack:
+    _shape(data, read)
     for name in data:
         if name not in _TABLES:
             raise read.error(f"unknown table{did_you_mean(name, _TABLES)}", (), name)
@@ -264,12 +380,15 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
     if "python" not in table:
         raise read.error("missing (the CPython version, such as \"3.12\")", where, "python")
     python = read.version(table["python"], where, "python", "3.12")
-    if not _PYTHON.match(str(python)) or python.major != 3:
+    if not _PYTHON.fullmatch(str(python)) or python.major != 3:
         raise read.error(f"expected a CPython 3 version such as \"3.12\" or \"3.12.7\", got {table['python']!r}", where, "python")
     platform = table.get("platform", "linux-x86_64")
+    if not isinstance(platform, str):
+        raise read.error(f"expected a platform name (one of {', '.join(PLATFORMS)}), got {_kind(platform)}", where,
+                         "platform")
     if platform not in PLATFORMS:
         raise read.error(
-            f"unknown platform {platform!r}{did_you_mean(str(platform), PLATFORMS)} (one of {', '.join(PLATFORMS)})",
+            f"unknown platform {platform!r}{did_you_mean(platform[:64], PLATFORMS)} (one of {', '.join(PLATFORMS)})",
             where,
             "platform",
         )
@@ -285,7 +404,7 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
     if glibc is not None and (glibc.major != 2 or len(glibc.release) != 2):
         raise read.error(f"expected a GNU C library version such as \"2.35\", got {table['glibc']!r}", where, "glibc")
     index = table.get("index", "pypi")
-    if not isinstance(index, str) or not _INDEX.match(index):
+    if not isinstance(index, str) or len(index) > 64 or not _INDEX.fullmatch(index):
         raise read.error(
             f"expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", got {index!r}",
             where,
@@ -304,6 +423,8 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
         name = table["gpu"]
         if not isinstance(name, str) or not name.strip():
             raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
+        if len(name) > 200 or not name.isprintable():
+            raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
         gpu = db.gpu(name)
         if gpu is None:
             raise read.error(_gpu_not_found(name, db), where, "gpu")
@@ -316,7 +437,7 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
                 where,
                 "compute_capability",
             )
-        if not isinstance(value, str):
+        if not isinstance(value, str) or len(value) > 32 or not value.isascii():
             raise read.error(f"expected a string such as \"9.0\" or \"sm_90\", got {_kind(value)}", where, "compute_capability")
         try:
             compute_capability = parse_compute_capability(value)
@@ -336,9 +457,9 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
         raise read.error(f"expected a whole number of GPUs, 1 or more, got {count!r}", where, "count")
     if "accelerator" in table:
         accelerator = table["accelerator"]
-        if accelerator not in ACCELERATORS:
+        if not isinstance(accelerator, str) or accelerator not in ACCELERATORS:
             raise read.error(
-                f"unknown accelerator {accelerator!r}{did_you_mean(str(accelerator), ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
+                f"unknown accelerator {_one_line(repr(accelerator), 80)}{did_you_mean(str(accelerator)[:64], ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
                 where,
                 "accelerator",
             )
@@ -400,25 +521,33 @@ def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str |
     """The entry's specifier, and the local version label of a pin
     (``2.10.0+cu130``, as pip freeze prints it), which selects a build."""
     text = value.strip()
+    if len(text) > MAX_VERSION or not text.isascii():
+        raise read.error(
+            f"{_one_line(repr(value[:60]), 80)}{'…' if len(value) > 60 else ''} is not a version (\"0.32.0\") nor a PEP 440 "
+            f"specifier set (\">=5.16,<5.21\") of at most {MAX_VERSION} ASCII characters",
+            ("packages",),
+            key,
+        )
     if text in ("", "*"):
         return SpecifierSet(), None
     if text.startswith("==") and "*" not in text and "," not in text:
         text = text[2:].strip()
     try:
         version = Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past int()'s digit limit
         pass
     else:
         return SpecifierSet(f"=={version.public}"), version.local
     try:
         specifier = SpecifierSet(text)
-    except InvalidSpecifier:
+        empty = specifier.to_range().is_empty
+    except ValueError:  # InvalidSpecifier, InvalidVersion, a number past int()'s digit limit
         raise read.error(
             f"{value!r} is neither a version (\"0.32.0\") nor a PEP 440 specifier set (\">=5.16,<5.21\")",
             ("packages",),
             key,
         ) from None
-    if specifier.to_range().is_empty:
+    if empty:
         raise read.error(f"{value!r} admits no version at all", ("packages",), key)
     return specifier, None
 
@@ -431,7 +560,17 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
     squashed = {n.replace("-", ""): n for n in known}
     packages: dict[str, PackageSpec] = {}
     untracked: list[str] = []
+    if len(table) > MAX_PACKAGES:
+        raise read.error(
+            f"{len(table):,} packages: a stack is limited to {MAX_PACKAGES:,} (split the deployment, or mark "
+            "the packages compat need not judge as dependencies of those it does)",
+            (),
+            "packages",
+        )
     for key, value in table.items():
+        if not _NAME.fullmatch(key):
+            raise read.error("not a package name (PEP 508: letters, digits, '.', '_' and '-', starting and ending "
+                             "with a letter or digit)", where, key)
         name = normalize(key)
         if name not in known:
             name = squashed.get(name.replace("-", ""), name)
@@ -447,8 +586,8 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
             if not isinstance(external, bool):
                 raise read.error(f"external must be true or false, got {_kind(external)}", where, key)
             raw_extras = value.get("extras", [])
-            if not isinstance(raw_extras, list) or not all(isinstance(e, str) for e in raw_extras):
-                raise read.error("extras must be a list of strings, such as [\"cu13\"]", where, key)
+            if not isinstance(raw_extras, list) or not all(isinstance(e, str) and _NAME.fullmatch(e) for e in raw_extras):
+                raise read.error("extras must be a list of extra names, such as [\"cu13\"]", where, key)
             extras = frozenset(normalize(e) for e in raw_extras)
             version = value.get("version", "*" if external else None)
             if version is None:
@@ -562,12 +701,13 @@ def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
 
 def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool, bool]:
     ignore = table.get("ignore", [])
-    if not isinstance(ignore, list) or not all(isinstance(i, str) for i in ignore):
+    if not isinstance(ignore, list):
         raise read.error("expected a list of finding IDs (strings)", ("compat",), "ignore")
+    ignore = check_ignore(ignore, read)
     flags = []
     for key in ("strict", "require_known"):
         value = table.get(key, False)
         if not isinstance(value, bool):
             raise read.error(f"expected true or false, got {_kind(value)}", ("compat",), key)
         flags.append(value)
-    return tuple(ignore), flags[0], flags[1]
+    return ignore, flags[0], flags[1]
