@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import sys
@@ -64,3 +65,20 @@ def base(**tables: dict) -> dict:
     for name, table in tables.items():
         data.setdefault(name, {}).update(table)
     return data
+
+
+def stack_table(packages, gpu=None, *, cuda="13.0", python="3.12", options=None, model=None, env=None, count=None,
+                driver=None, cc=None, platform=None, rocm=None):
+    """A stack as the mapping compat.check takes: only the keys given (copied)."""
+    data = {"system": {"python": python}, "packages": dict(packages)}
+    for key, value in (("cuda", cuda), ("rocm", rocm), ("driver", driver), ("platform", platform)):
+        if value:
+            data["system"][key] = value
+    hardware = {key: value for key, value in (("gpu", gpu), ("compute_capability", cc), ("count", count)) if value}
+    if hardware:
+        data["hardware"] = hardware
+    for key, value in (("options", options), ("model", model), ("env", env)):
+        if value:
+            data[key] = copy.deepcopy(value)
+    return data
+

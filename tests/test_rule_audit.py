@@ -15,32 +15,11 @@ import pytest
 from compat import Database, check
 from compat.formats import text as text_format
 
+from .conftest import stack_table
 
-def stack(packages, gpu=None, *, cuda="13.0", options=None, model=None, env=None, count=None, cc=None,
-          platform=None, rocm=None):
-    data = {"system": {"python": "3.12"}, "packages": dict(packages)}
-    if cuda:
-        data["system"]["cuda"] = cuda
-    if rocm:
-        data["system"]["rocm"] = rocm
-    if platform:
-        data["system"]["platform"] = platform
-    hardware = {}
-    if gpu:
-        hardware["gpu"] = gpu
-    if cc:
-        hardware["compute_capability"] = cc
-    if count:
-        hardware["count"] = count
-    if hardware:
-        data["hardware"] = hardware
-    if options:
-        data["options"] = copy.deepcopy(options)
-    if model:
-        data["model"] = dict(model)
-    if env:
-        data["env"] = dict(env)
-    return data
+
+def stack(packages, gpu=None, **keys):
+    return stack_table(packages, gpu, **keys)
 
 
 def but(base, **changes):

@@ -9,30 +9,13 @@ import pytest
 
 from compat import Database, check
 
+from .conftest import stack_table
 
-def stack(packages, gpu=None, cuda="13.0", python="3.12", options=None, model=None, env=None, count=1, driver=None, cc=None, platform=None):
-    data = {"system": {"python": python}, "packages": packages}
-    if cuda:
-        data["system"]["cuda"] = cuda
-    if driver:
-        data["system"]["driver"] = driver
-    if platform:
-        data["system"]["platform"] = platform
-    hardware = {}
-    if gpu:
-        hardware["gpu"] = gpu
-    if cc:
-        hardware["compute_capability"] = cc
-    if hardware:
-        hardware["count"] = count
-        data["hardware"] = hardware
-    if options:
-        data["options"] = {name: values for name, values in options.items()}
-    if model:
-        data["model"] = model
-    if env:
-        data["env"] = env
-    return data
+
+def stack(packages, gpu=None, cuda="13.0", python="3.12", options=None, model=None, env=None, count=1, driver=None,
+          cc=None, platform=None):
+    return stack_table(packages, gpu, cuda=cuda, python=python, options=options, model=model, env=env,
+                       count=count if (gpu or cc) else None, driver=driver, cc=cc, platform=platform)
 
 
 LTX = {"ltx-2": "1.5.0"}
