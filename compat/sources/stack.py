@@ -635,6 +635,7 @@ def _options(
         known = component.options if component is not None else {}
         catalog = db.option_catalog(name) if component is not None else None
         parsed: dict[str, Any] = {}
+        written: dict[str, str] = {}  # flag -> how the stack spelled it first
         for flag, value in values.items():
             if not isinstance(value, (str, int, float, bool)):
                 raise read.error(f"expected a string, number or boolean, got {_kind(value)}", ("options", key), flag)
@@ -642,7 +643,8 @@ def _options(
             if catalog is not None:
                 option = catalog.canonical(option) or option  # -tp is --tensor-parallel-size
             if option in parsed:
-                raise read.error(f"given twice (as {flag!r} and another spelling of --{option})", ("options", key), flag)
+                raise read.error(f"--{option} is given twice, as {written[option]!r} and as {flag!r}", ("options", key), flag)
+            written[option] = flag
             parsed[option] = value
             if option not in known and (catalog is None or not catalog.knows(option)):
                 unknown.append((name, option))
