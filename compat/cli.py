@@ -222,7 +222,9 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
         database = Database.load(db_path)
         component = database.component(name)
         if component is None:
-            _fail(f"{name!r} is not in the database{did_you_mean(normalize(name), database.names())}")
+            if database.gpu(name) is not None:
+                _fail(f"{name!r} is a GPU, not a component: compat db show gpus lists the GPU catalog")
+            _fail(f"{name!r} is not in the database{did_you_mean(normalize(name), database.names() | {'gpus'})}")
         version = Version(version_text) if version_text else None
         data = describe(database, component, version)
     except InvalidVersion:

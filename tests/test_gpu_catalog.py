@@ -355,3 +355,9 @@ def test_every_nvidia_gpu_has_a_compute_capability_and_every_amd_gpu_a_gfx_targe
             assert gpu.compute_capability is not None, gpu.name
         elif gpu.vendor == "amd":
             assert gpu.gfx_target and gpu.gfx_target.startswith("gfx"), gpu.name
+
+
+def test_db_show_points_gpu_names_at_the_catalog(run):
+    result = run("db", "show", "H100")
+    assert result.exit_code == 2 and "compat db show gpus" in result.output
+    assert "did you mean 'gpus'" in run("db", "show", "gpu").output
