@@ -79,7 +79,35 @@ def _sdist(release: dict, metadata: bytes, kind: str) -> bytes:
     return buffer.getvalue()
 
 
-class LocalIndex:
+class _Served:
+    """A server on a free port of 127.0.0.1, run in a thread while the `with` block lasts."""
+
+    server: ThreadingHTTPServer
+    thread: threading.Thread
+
+    def _start_server(self, handler: type) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/simple/"
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class LocalIndex(_Served):
     def __init__(self) -> None:
         data = tomllib.loads((HERE / "releases.toml").read_text())
         self.files: dict[str, bytes] = {}
@@ -103,8 +131,7 @@ class LocalIndex:
         self.mode = "ok"
         self.delay = 0.0
         self.requests: list[tuple[str, str, str | None]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._start_server(self._handler())
 
     def _serve(self, name: str, body: bytes, release: dict, yanked: bool) -> dict:
         """Serve `body` as file `name`, and return its entry on the project page."""
@@ -116,18 +143,6 @@ class LocalIndex:
             "upload-time": release["uploaded"],
             "yanked": release.get("yanked", False) or yanked,
         }
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/simple/"
-
-    def __enter__(self) -> LocalIndex:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def _handler(self):  # type: ignore[no-untyped-def]
         index = self
@@ -297,7 +312,7 @@ def zeros_deflated(size: int) -> bytes:
     return first + middle * (count - 1) + last
 
 
-class HostileIndex:
+class HostileIndex(_Served):
     """A server on 127.0.0.1 whose `routes` map a path to a function of the
     request handler; anything else is a 404. `requests` records (method,
     path, headers) of every request."""
@@ -305,20 +320,10 @@ class HostileIndex:
     def __init__(self) -> None:
         self.routes: dict = {}
         self.requests: list[tuple[str, str, dict]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return self.server.server_address[1]
+        self._start_server(self._handler())
 
     def base(self, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"{self.base()}/simple/"
 
     def project(self, name: str, files: list[dict], content_type: str = "application/vnd.pypi.simple.v1+json") -> None:
         body = page(name, files)
@@ -328,14 +333,6 @@ class HostileIndex:
         """Serve `body` at /files/`name`; returns its URL as a page names it."""
         self.routes[f"/files/{name}"] = serve_bytes(body, ranges)
         return f"../../files/{name}"
-
-    def __enter__(self) -> HostileIndex:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
     def _handler(self):  # type: ignore[no-untyped-def]
         index = self
