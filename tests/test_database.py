@@ -154,8 +154,16 @@ def test_the_shared_database_is_loaded_once_and_reloaded_when_its_files_change(t
     assert second is not first and Database.shared(root) is second
 
 
-def test_check_reuses_the_bundled_database():
+def test_check_reuses_the_bundled_database(monkeypatch):
     import compat
 
-    compat.check({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}})
-    assert Database.shared() is Database.shared()
+    from .conftest import EXAMPLES
+
+    stack = EXAMPLES / "h200-vllm.toml"
+    assert compat.check(stack).ok
+
+    def no_reload(*args, **kwargs):
+        raise AssertionError("the bundled database was loaded again")
+
+    monkeypatch.setattr(Database, "load", no_reload)
+    assert compat.check(stack).ok

@@ -25,7 +25,6 @@ from ..knowledge.database import Database
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
 from ..errors import CompatError
-from ..knowledge.options import range_text, value_problem
 from .builds import Platform, Selected, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
@@ -290,6 +289,10 @@ class _Checker:
 
     def flags(self, versions: dict[str, Version | None]) -> None:
         """The stack's flags against the definitions of the release it installs."""
+        if not self.stack.options:
+            return
+        from ..knowledge.options import value_problem  # only stacks that give flags
+
         for package, values in self.stack.options.items():
             catalog = self.db.option_catalog(package)
             if catalog is None:
@@ -342,6 +345,8 @@ class _Checker:
 
     def _missing_flag(self, package: str, option: str, version: Version | None, definitions: list[Any]) -> None:
         """A flag the release does not have: removed, renamed, or newer than it."""
+        from ..knowledge.options import range_text
+
         assert version is not None
         later = [d for d in definitions if any(edge > version for edge in _lower_edges(d))]
         renamed = next((d.renamed_to for d in definitions if d.renamed_to and d not in later), None)
