@@ -1,0 +1,114 @@
+"""The command line. It maps flags to the pieces; the work is elsewhere.
+
+One module a family of commands: `stack` (check, resolve, why), `db`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+import click
+
+from .. import __version__
+from ..errors import CompatError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+EXIT_INCOMPLETE = 4  # db sync: some package kept its old snapshot (docs/reliability.md)
+
+
+class _OutputClosed(Exception):
+    """The reader of standard output went away (``compat check x | head``)."""
+
+
+def _echo(message: str = "", **kwargs: object) -> None:
+    """click.echo to standard output; a closed pipe is not turned into exit 1."""
+    try:
+        click.echo(message, **kwargs)  # type: ignore[arg-type]
+    except BrokenPipeError:
+        raise _OutputClosed from None
+
+
+def _fail(error: CompatError | str) -> NoReturn:
+    click.echo(f"compat: error: {error}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def _use_color(stream_isatty: bool) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream_isatty
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="compat")
+def cli() -> None:
+    """Check AI-inference deployment stacks against the constraints of their
+    packages, hardware and options before an upgrade."""
+
+
+_db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(file_okay=False),
+    envvar="COMPAT_DB",
+    help="A constraint database folder (default: the bundled one).",
+)
+
+
+# The commands register themselves on `cli` when their module is imported.
+from . import db, stack  # noqa: E402,F401  (after `cli` exists)
+
+
+EXIT_INTERNAL = 3
+_REPORT_URL = "https://github.com/compat-dev/compat/issues"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; exit 0 (no conflict), 1 (conflict), 2 (input
+    compat cannot use), 3 (compat itself failed: a bug) or, for `db sync`
+    only, 4 (some package kept its old snapshot).
+
+    Exit 1 means a conflict and nothing else, so nothing else may exit 1:
+    not an interruption, a usage error, nor an unexpected exception, which
+    prints one line (the traceback only with --debug or COMPAT_DEBUG=1).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("COMPAT_DEBUG", "") not in ("", "0")
+    args = [a for a in args if a != "--debug"]
+    try:
+        code = cli.main(args=args, prog_name="compat", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:  # usage errors, bad paths: input compat cannot use
+        exc.show()
+        sys.exit(EXIT_INPUT)
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("compat: interrupted", err=True)
+        sys.exit(130)
+    except (_OutputClosed, BrokenPipeError):  # the reader went away (| head): not compat's failure, not a conflict
+        _quiet_stdout()
+        sys.exit(141)
+    except CompatError as exc:
+        _fail(exc)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
+        hint = "" if debug else " (run again with --debug or COMPAT_DEBUG=1 for the traceback)"
+        click.echo(f"compat: internal error ({summary}); please report it at {_REPORT_URL}{hint}", err=True)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)  # --help and --version return their code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,200 @@
+"""`compat db`: inspect and maintain the constraint database."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import CompatError
+from . import EXIT_FINDINGS, EXIT_INCOMPLETE, _db_option, _echo, _fail, cli
+
+@cli.group()
+def db() -> None:
+    """Inspect and maintain the constraint database."""
+
+
+@db.command()
+@_db_option
+def lint(db_path: str | None) -> None:
+    """Check the whole database: IDs, sources, specifiers, references. Exit 1 on any problem."""
+    from ..knowledge.database import Database
+    from ..knowledge.lint import lint_database
+
+    try:
+        database = Database.load(db_path)
+    except CompatError as exc:
+        _fail(exc)
+    problems = lint_database(database)
+    for problem in problems:
+        _echo(str(problem))
+    if problems:
+        click.echo(f"{len(problems)} problem(s) in {database.root}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    counts = database.counts()
+    _echo(
+        f"ok: {counts['components']} components, {counts['releases']} releases, {counts['rules']} rules, "
+        f"{counts['sources']} sources, {counts['gpus']} GPUs"
+    )
+
+
+@db.command()
+@click.argument("spec", metavar="NAME[==VERSION]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_db_option
+def show(spec: str, fmt: str, db_path: str | None) -> None:
+    """Everything the database knows of a component, or of one release of it
+    (NAME "gpus": the GPU catalog)."""
+    from packaging.version import InvalidVersion, Version
+
+    from .._names import did_you_mean, normalize
+    from ..formats.component import describe, render_text
+    from ..knowledge.database import Database
+
+    name, _, version_text = spec.partition("==")
+    if name.strip().lower() == "gpus" and not version_text:
+        _show_gpus(fmt, db_path)
+        return
+    try:
+        database = Database.load(db_path)
+        component = database.component(name)
+        if component is None:
+            if database.gpu(name) is not None:
+                _fail(f"{name!r} is a GPU, not a component: compat db show gpus lists the GPU catalog")
+            _fail(f"{name!r} is not in the database{did_you_mean(normalize(name), database.names() | {'gpus'})}")
+        version = Version(version_text) if version_text else None
+        data = describe(database, component, version)
+    except InvalidVersion:
+        _fail(f"{version_text!r} is not a version")
+    except CompatError as exc:
+        _fail(exc)
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(data, indent=2))
+    else:
+        _echo(render_text(data), nl=False)
+    if version is not None and data.get("release") is None:
+        sys.exit(EXIT_FINDINGS)
+
+
+def _show_gpus(fmt: str, db_path: str | None) -> None:
+    """`compat db show gpus`: the GPU catalog, one GPU a line (or a JSON list)."""
+    from ..knowledge.database import Database
+
+    try:
+        gpus = Database.load(db_path).catalog.gpus
+    except CompatError as exc:
+        _fail(exc)
+    rows = [
+        {
+            "name": gpu.name,
+            "vendor": gpu.vendor,
+            "architecture": gpu.architecture,
+            "compute_capability": None if gpu.compute_capability is None else str(gpu.compute_capability),
+            "gfx_target": gpu.gfx_target,
+            "memory_gb": gpu.memory_gb,
+            "segment": gpu.segment,
+            "aliases": list(gpu.aliases),
+            "source": gpu.source,
+        }
+        for gpu in gpus
+    ]
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(rows, indent=2))
+        return
+    header = ("GPU", "vendor", "architecture", "cc / gfx", "memory", "segment")
+    table = [header] + [
+        (r["name"], r["vendor"], r["architecture"], r["compute_capability"] or r["gfx_target"] or "-",
+         f"{r['memory_gb']} GB" if r["memory_gb"] else "-", r["segment"])
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        _echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    _echo(f"{len(rows)} GPUs (compute capability for NVIDIA, gfx target for AMD)")
+
+
+@db.command()
+@_db_option
+@click.option("--index-url", help="A PEP 691 simple index (default: PIP_INDEX_URL, else the public index).")
+@click.option("--package", "packages", multiple=True, metavar="NAME", help="Only these packages (repeatable; default: those in sync.toml).")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="First upload date to read (default: sync.toml's).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+              help="Seconds one request may take in all (connecting, waiting and reading).")
+@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+              help="Seconds the whole run may take (each package's requests get at most 600 s of it).")
+@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request, with backoff.")
+@click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
+              help="A host besides the index's that may serve files (repeatable; adds to sync.toml's allow_hosts).")
+@click.option("--allow-removal", is_flag=True,
+              help="Rewrite a snapshot even when the index no longer lists releases it holds.")
+def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,  # type: ignore[no-untyped-def]
+         deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...], allow_removal: bool) -> None:
+    """Refresh the metadata snapshots (data/metadata/) from a package index.
+
+    Nothing is written unless every package was read: a failing index leaves
+    the old snapshots intact (exit 2). A package whose snapshot holds a
+    release the index no longer lists keeps its old snapshot, and the run
+    exits 4 after writing the others. docs/reliability.md says what is
+    refused and why.
+    """
+    import os
+
+    from ..knowledge.database import Database
+    from ..knowledge.index import IndexClient, project_name
+    from ..knowledge.sync import index_url_from_environment, load_plan
+    from ..knowledge.sync import sync as run_sync
+
+    try:
+        names = []
+        for text in packages:
+            name = project_name(text)
+            if name is None:
+                _fail(f"--package {text!r}: not a package name (PEP 508)")
+            names.append(name)
+        database = Database.load(db_path)
+        plan = load_plan(os.path.join(database.root, "sync.toml"))
+        if names:
+            plan.packages = names
+        if since is not None:
+            plan.since = since.date()
+        client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries,
+                             allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline)
+        progress = _progress if sys.stderr.isatty() else None
+        result = run_sync(plan, database.metadata_dir, client, workers=workers, progress=progress,
+                          allow_removal=allow_removal)
+    except CompatError as exc:
+        _fail(exc)
+    except OSError as exc:  # writing the database (a full disk): the staged write changed nothing
+        _fail(f"{exc.filename or db_path or 'the database'}: cannot write the database "
+              f"({exc.strerror or exc}); nothing was changed")
+    how = ", ".join(f"{n} by {k}" for k, n in sorted(result.how.items()))
+    total = len(result.written) + len(result.unchanged)
+    _echo(
+        f"{total} packages ({total - len(result.untracked)} tracked, {len(result.untracked)} required by them), "
+        f"{result.releases} releases ({how}), {result.requests} requests from {client.display(client.index_url)}; "
+        f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
+    )
+    if result.unknown:
+        _echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
+    if result.invalid:
+        _echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
+    if result.missing:
+        _echo(f"required but not on the index: {', '.join(result.missing)}")
+    for line in result.ignored:
+        _echo(f"ignored: {line}")
+    for line in result.refused_releases:
+        _echo(f"refused release: {line}")
+    for line in result.refused:
+        click.echo(f"compat: refused: {line}", err=True)
+    if result.refused:
+        sys.exit(EXIT_INCOMPLETE)
+
+
+def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
+    with click.progressbar(iterator, length=length, label="reading metadata", file=sys.stderr) as bar:
+        yield from bar
