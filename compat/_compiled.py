@@ -8,6 +8,12 @@ matches, so an edited TOML file is never shadowed by a stale rendering. (CRC-32 
 cryptographic hash: this guards against staleness, not tampering, and
 importing hashlib would cost more than the rendering saves.)
 
+A rendering is a cache, never the truth: one that is stale, larger than its
+TOML file could render to, not JSON, or that holds anything TOML cannot
+(``null``, a date that is not a date) is ignored, and the TOML file is
+parsed instead; so a broken rendering can neither crash a reader nor hand
+it a value the TOML reader would not.
+
 Standard library only: the build hook loads this file on its own.
 """
 
@@ -35,15 +41,42 @@ def _encode(value: Any) -> Any:
     return value
 
 
+_DECODERS = {"$date": _dt.date.fromisoformat, "$datetime": _dt.datetime.fromisoformat, "$time": _dt.time.fromisoformat}
+
+
 def _decode(obj: dict[str, Any]) -> Any:
     if len(obj) == 1:
-        if "$date" in obj:
-            return _dt.date.fromisoformat(obj["$date"])
-        if "$datetime" in obj:
-            return _dt.datetime.fromisoformat(obj["$datetime"])
-        if "$time" in obj:
-            return _dt.time.fromisoformat(obj["$time"])
+        for key, parse in _DECODERS.items():
+            if key in obj:
+                if not isinstance(obj[key], str):
+                    raise ValueError(f"{key} of a {type(obj[key]).__name__}")
+                return parse(obj[key])  # ValueError when it is not one
     return obj
+
+
+# JSON that TOML can also hold (no null); dates come from _decode.
+_TOML_SCALARS = (str, bool, int, float, _dt.date, _dt.time)
+
+
+def _is_toml(data: dict[str, Any]) -> bool:
+    """Whether `data` is something TOML could have parsed to (walked
+    without recursion: JSON nesting is bounded by the decoder, not here)."""
+    pending: list[Any] = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif not isinstance(value, _TOML_SCALARS):
+            return False
+    return True
+
+
+def _limit(text: str) -> int:
+    """The largest rendering of `text` worth reading: JSON of TOML is about
+    its size; a much larger file is not a rendering of it."""
+    return 4 * len(text.encode("utf-8")) + 65536
 
 
 def digest(text: str) -> str:
@@ -60,11 +93,14 @@ def read(path: str, text: str) -> dict[str, Any] | None:
     """The data of TOML file `path` (whose content is `text`) from its
     rendering, or None when there is none or it is stale."""
     try:
-        with open(path + SUFFIX, encoding="utf-8") as handle:
-            rendered = json.loads(handle.read(), object_hook=_decode)
-    except (OSError, ValueError):
+        with open(path + SUFFIX, "rb") as handle:
+            raw = handle.read(_limit(text) + 1)
+        if len(raw) > _limit(text):
+            return None
+        rendered = json.loads(raw.decode("utf-8"), object_hook=_decode)
+    except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON, a bad date
         return None
     if not isinstance(rendered, dict) or rendered.get("source") != digest(text):
         return None
     data = rendered.get("data")
-    return data if isinstance(data, dict) else None
+    return data if isinstance(data, dict) and _is_toml(data) else None

@@ -11,7 +11,7 @@ from compat import Database, DatabaseError
 from compat.knowledge.lint import lint_database
 from compat.knowledge.snapshot import Snapshot, SnapshotRelease, lazy_releases, read_snapshot, write_snapshot
 
-from .conftest import copy_database
+from .test_db_readers import small_database
 
 
 def make(tmp_path, versions=("1.0", "1.1", "2.0rc1", "2.0")):
@@ -85,7 +85,7 @@ def test_malformed_offsets_are_a_database_error(tmp_path, lines):
 
 
 def test_lint_catches_a_hand_edit_that_left_the_offsets_stale(tmp_path):
-    data = copy_database(tmp_path / "data")
+    data = small_database(tmp_path / "data")
     path = data / "metadata" / "vllm.jsonl"
     path.write_text(path.read_text().replace('"regex"', '"regex>=2024"', 1))
     problems = [str(p) for p in lint_database(Database.load(data))]

@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from ..errors import CompatError
+from ..knowledge._schema import one_line
 from ..knowledge.database import Database
 from ..sources.stack import PLATFORMS, Stack
 
@@ -49,7 +50,7 @@ def supported_tags(stack: Stack) -> set[Tag]:
 
 def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
     import tomli_w
-    from packaging.pylock import Package, PackageWheel, Pylock
+    from packaging.pylock import Package, PackageWheel, Pylock, PylockValidationError
 
     tags = supported_tags(stack)
     packages = []
@@ -99,5 +100,8 @@ def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
         packages=packages,
         tool=tool,
     )
-    lock.validate()
+    try:
+        lock.validate()
+    except PylockValidationError as exc:  # the snapshots' records are checked when read; this is packaging's word
+        raise CompatError(f"cannot write a lock: {one_line(str(exc))}") from None
     return tomli_w.dumps(lock.to_dict())

@@ -1,9 +1,10 @@
-"""Small helpers to read a TOML table strictly: known keys, right types,
-and errors that name the file and the dotted key."""
+"""Small helpers to read database files strictly: known keys, right types,
+UTF-8 text, and errors that name the file, the line and the dotted key."""
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -13,10 +14,92 @@ from ..errors import DatabaseError
 
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
+# Python converts at most 4,300 digits to an integer, and packaging converts
+# every number of a version it compares: a longer one in a version, a
+# specifier or a requirement would be a ValueError deep inside a check. No
+# version needs more than a few digits; a file's strings may hold 100.
+MAX_DIGITS = 100
+LONG_NUMBER = re.compile(f"[0-9]{{{MAX_DIGITS + 1}}}")
+
+
+def _long_number(data: Mapping[str, Any]) -> str | None:
+    """The dotted key of a string of `data` holding a number of more than
+    MAX_DIGITS digits, or None. The data is searched as JSON first (a walk
+    in Python costs more than parsing a small file); the walk, without
+    recursion, only names the key."""
+    try:
+        if not LONG_NUMBER.search(json.dumps(data, default=str, ensure_ascii=False)):
+            return None
+    except (ValueError, RecursionError):
+        pass
+    pending: list[tuple[str, Any]] = [("", data)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str):
+            if LONG_NUMBER.search(value):
+                return where
+        elif isinstance(value, Mapping):
+            pending.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            pending.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
+def one_line(text: str, limit: int = 600) -> str:
+    """`text` as one printable line, for an error: control characters and
+    line separators escaped, cut at `limit` characters (a key or a value
+    quoted from a broken file can hold anything).
+
+    >>> print(one_line("a\\nb" + "x" * 10, limit=6))
+    a\\nbx…
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def database_error(message: str, *, file: str | None, key: str | None = None, line: int | None = None,
+                   column: int | None = None) -> DatabaseError:
+    """A DatabaseError that prints as one line of bounded length, whatever
+    the file put in the key or the value it quotes."""
+    return DatabaseError(one_line(message), file=file, key=one_line(key, 200) if key else None, line=line, column=column)
+
+
+def decode_text(raw: bytes, file: str, first_line: int = 1) -> str:
+    """`raw` as UTF-8 text; a byte that is not UTF-8 is a DatabaseError that
+    names its line (counted from `first_line`) and byte column, never a
+    UnicodeDecodeError from deep inside a check.
+
+    >>> decode_text(b"a\\nb\\xff", "f.toml")
+    Traceback (most recent call last):
+    ...
+    compat.errors.DatabaseError: f.toml:2:2: not UTF-8 text (invalid start byte)
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        raise DatabaseError(
+            f"not UTF-8 text ({exc.reason})", file=file, line=first_line + raw.count(b"\n", 0, exc.start),
+            column=exc.start - start + 1,
+        ) from None
+
+
+def read_text(path: str) -> str:
+    """The text of a database file that a line scan reads, with universal
+    newlines as `open` gives them (so line numbers agree with the TOML
+    parser's). OSError passes: what a missing file means is the caller's."""
+    with open(path, "rb") as handle:
+        text = decode_text(handle.read(), path)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 class Table:
-    """A view of one TOML table that reports problems as DatabaseError."""
+    """A view of one TOML table that reports problems as DatabaseError.
+
+    The root table of a file (`key` empty) checks every string of the file
+    once for a number too long to convert (`MAX_DIGITS`).
+    """
 
     def __init__(self, data: Any, file: str, key: str) -> None:
         if not isinstance(data, Mapping):
@@ -24,12 +107,16 @@ class Table:
         self.data = data
         self.file = file
         self.key = key
+        if not key:
+            long = _long_number(data)
+            if long is not None:
+                raise self.error(f"a number of more than {MAX_DIGITS} digits", long)
 
     def where(self, name: str) -> str:
         return f"{self.key}.{name}" if self.key else name
 
     def error(self, message: str, name: str | None = None) -> DatabaseError:
-        return DatabaseError(message, file=self.file, key=self.where(name) if name else (self.key or None))
+        return database_error(message, file=self.file, key=self.where(name) if name else (self.key or None))
 
     def only(self, allowed: Iterable[str]) -> None:
         allowed = list(allowed)

@@ -24,7 +24,7 @@ from typing import Any
 
 from .._files import write_atomic
 from .._names import normalize
-from ..errors import DatabaseError
+from ._schema import database_error, decode_text
 
 __all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant"]
 
@@ -41,13 +41,12 @@ def build_graph(metadata_dir: str) -> dict[str, Any]:
             continue
         path = os.path.join(metadata_dir, file)
         names: set[str] = set()
-        with open(path, encoding="utf-8") as handle:
-            header = json.loads(handle.readline())
-            for line in handle:
-                for text in json.loads(line).get("requires_dist", ()):
-                    match = _NAME.match(text)
-                    if match is not None:
-                        names.add(normalize(match.group(1)))
+        header, entries = _entries(path)
+        for entry in entries:
+            for text in entry.get("requires_dist", ()):
+                match = _NAME.match(text)
+                if match is not None:
+                    names.add(normalize(match.group(1)))
         name = normalize(header["name"])
         if header.get("tracked", True) is not False:
             tracked.append(name)
@@ -64,6 +63,27 @@ def build_graph(metadata_dir: str) -> dict[str, Any]:
         "tracked": sorted(tracked),
         "required_by": {k: sorted(v) for k, v in sorted(required_by.items())},
     }
+
+
+def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the release lines of a snapshot, decoded as far as the
+    graph needs them; a line that cannot be is a DatabaseError naming it
+    (lint checks each line in full, and compares the graph only with
+    snapshots that pass)."""
+    from .snapshot import decode_json, read_header
+
+    header = read_header(path)
+    with open(path, "rb") as handle:
+        lines = handle.read().split(b"\n")[1:]
+    entries = []
+    for number, raw in enumerate(lines, start=2):
+        if not raw.strip():
+            continue
+        entry = decode_json(decode_text(raw, path, number), path, number)
+        if not isinstance(entry, dict) or not _names(entry.get("requires_dist", [])):
+            raise database_error("expected an object whose requires_dist is a list of strings", file=path, line=number)
+        entries.append(entry)
+    return header, entries
 
 
 def write_graph(metadata_dir: str) -> bool:
@@ -88,17 +108,23 @@ def read_graph(metadata_dir: str) -> dict[str, Any] | None:
             data = json.load(handle)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise DatabaseError(f"cannot be read: {exc}", file=path) from None
+    except (OSError, ValueError) as exc:  # not UTF-8, not JSON
+        raise database_error(f"cannot be read: {exc}", file=path) from None
+    except RecursionError:
+        raise database_error("cannot be read: arrays or objects nested too deeply", file=path) from None
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("packages"), list)
         or not isinstance(data.get("tracked"), list)
         or not isinstance(data.get("required_by"), dict)
-        or not all(isinstance(v, list) for v in data["required_by"].values())
+        or not all(_names(v) for v in (data["packages"], data["tracked"], *data["required_by"].values()))
     ):
-        raise DatabaseError("expected {packages: [...], tracked: [...], required_by: {name: [...]}}", file=path)
+        raise database_error("expected {packages: [...], tracked: [...], required_by: {name: [...]}}", file=path)
     return data
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
 
 
 def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:

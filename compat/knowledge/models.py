@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from .. import _toml
 from ..errors import DatabaseError
+from ._schema import database_error, one_line, read_text
 
 __all__ = ["ModelEntry", "ModelCatalog", "model_key", "MODELS_FILE", "FLAGS"]
 
@@ -88,12 +89,12 @@ class ModelCatalog:
         data, _ = _toml.load(path, error=DatabaseError)
         unknown = set(data) - {"schema", "model"}
         if unknown:
-            raise DatabaseError(f"unknown key {sorted(unknown)[0]!r} (expected schema, model)", file=path, key=sorted(unknown)[0])
+            raise database_error("unknown key (expected schema, model)", file=path, key=one_line(repr(sorted(unknown)[0]), 80))
         if data.get("schema", SCHEMA) != SCHEMA:
-            raise DatabaseError(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", file=path, key="schema")
+            raise database_error(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", file=path, key="schema")
         entries = data.get("model", [])
         if not isinstance(entries, list):
-            raise DatabaseError("expected an array of [[model]] tables", file=path, key="model")
+            raise database_error("expected an array of [[model]] tables", file=path, key="model")
         return cls([parse_model(entry, path, index) for index, entry in enumerate(entries)])
 
     @classmethod
@@ -104,17 +105,19 @@ class ModelCatalog:
         lint`` checks that the scan and a full parse agree. No file: no model.
         """
         try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+            text = read_text(path)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
+            raise database_error(f"cannot be read: {exc.strerror}", file=path) from None
         key = model_key(name)
         for line, block in _toml.blocks(text, "model"):
             if key in _block_keys(block):
                 data = _toml.loads(block, file=path, error=DatabaseError)
-                return parse_model(data["model"][0], path, line)
+                entries = data.get("model")
+                if not isinstance(entries, list) or len(entries) != 1:
+                    raise database_error("expected one [[model]] table", file=path, line=line)
+                return parse_model(entries[0], path, line)
         return None
 
     def find(self, name: str) -> ModelEntry | None:
@@ -139,14 +142,14 @@ def parse_model(entry: Any, file: str, index: int) -> ModelEntry:
     """One [[model]] table; `index` is its position (or first line) for messages."""
     where = f"model[{index}]"
     if not isinstance(entry, dict):
-        raise DatabaseError("expected a table", file=file, key=where)
+        raise database_error("expected a table", file=file, key=where)
 
     def text(key: str, required: bool = False) -> str | None:
         value = entry.get(key)
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise DatabaseError("expected a non-empty string", file=file, key=f"{where}.{key}")
+            raise database_error("expected a non-empty string", file=file, key=f"{where}.{key}")
         return value.strip()
 
     name = text("name", required=True)
@@ -156,29 +159,30 @@ def parse_model(entry: Any, file: str, index: int) -> ModelEntry:
     if unknown:
         from .._names import did_you_mean
 
-        raise DatabaseError(f"unknown key{did_you_mean(unknown[0], _KEYS)}", file=file, key=f"{where}.{unknown[0]}")
+        raise database_error(f"unknown key{did_you_mean(unknown[0], _KEYS)}", file=file,
+                            key=one_line(f"{where}.{unknown[0]}", 200))
     family = text("family", required=True)
     assert family is not None
     if not _FAMILY.match(family):
-        raise DatabaseError(f"a family is lower-case letters, digits, '.' and '-', got {family!r}", file=file, key=f"{where}.family")
+        raise database_error(f"a family is lower-case letters, digits, '.' and '-', got {family!r}", file=file, key=f"{where}.family")
     repo = text("repo")
     if repo is not None and not _REPO.match(repo):
-        raise DatabaseError(f"expected a Hugging Face repo id such as \"zai-org/GLM-5\", got {repo!r}", file=file, key=f"{where}.repo")
+        raise database_error(f"expected a Hugging Face repo id such as \"zai-org/GLM-5\", got {repo!r}", file=file, key=f"{where}.repo")
     aliases = entry.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
-        raise DatabaseError("expected a list of non-empty strings", file=file, key=f"{where}.aliases")
+        raise database_error("expected a list of non-empty strings", file=file, key=f"{where}.aliases")
     head_dim = entry.get("head_dim")
     if head_dim is not None and (not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim < 1):
-        raise DatabaseError("expected a positive integer", file=file, key=f"{where}.head_dim")
+        raise database_error("expected a positive integer", file=file, key=f"{where}.head_dim")
     flags: dict[str, bool | None] = {}
     for flag in FLAGS:
         value = entry.get(flag)
         if value is not None and not isinstance(value, bool):
-            raise DatabaseError("expected true or false", file=file, key=f"{where}.{flag}")
+            raise database_error("expected true or false", file=file, key=f"{where}.{flag}")
         flags[flag] = value
     dtype = text("checkpoint_dtype")
     if dtype is not None and dtype != dtype.lower():
-        raise DatabaseError(f"a checkpoint dtype is lower-case, got {dtype!r}", file=file, key=f"{where}.checkpoint_dtype")
+        raise database_error(f"a checkpoint dtype is lower-case, got {dtype!r}", file=file, key=f"{where}.checkpoint_dtype")
     return ModelEntry(
         name=name,
         family=family,
