@@ -10,10 +10,16 @@ Dynamic fields) when it names one.
 client's timeout), "malformed" (bad JSON), "html" (a PEP 503 page),
 "no-ranges" (ignores Range headers and answers with the whole file, as
 some servers do).
+
+`MemoryIndex` is the same kind of index held in memory and spoken to through
+the client's `opener`, with no socket: what the fuzzer (tests/test_fuzz_index.py)
+feeds thousands of replies through.
 """
 
 from __future__ import annotations
 
+import email.message
+import gzip
 import hashlib
 import io
 import json
@@ -21,7 +27,11 @@ import sys
 import tarfile
 import threading
 import time
+import urllib.error
+import urllib.parse
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -50,33 +60,59 @@ def _metadata(release: dict, requires_dist: list[str] | None = None) -> bytes:
     return ("\n".join(lines) + "\n\nA test package.\n").encode()
 
 
-def _wheel(release: dict, metadata: bytes, tag: str) -> bytes:
+# Archives are the same bytes in every run (zip and gzip would stamp them
+# with the clock): a page lists their hashes, and a fuzzer's input must not
+# depend on the second it was built in.
+ARCHIVE_TIME = (2026, 1, 1, 0, 0, 0)
+
+
+def zip_archive(members: list[tuple[str, bytes | str]], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A zip of (name, data) members, in order, dated ARCHIVE_TIME."""
     buffer = io.BytesIO()
-    dist = _dist(release)
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as wheel:
-        wheel.writestr(f"{release['project']}/__init__.py", "# padding\n" * 4000)
-        wheel.writestr(f"{dist}.dist-info/METADATA", metadata)
-        wheel.writestr(f"{dist}.dist-info/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: {tag}\n")
-        wheel.writestr(f"{dist}.dist-info/RECORD", "")
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, ARCHIVE_TIME)
+            info.compress_type = compression
+            archive.writestr(info, data)
     return buffer.getvalue()
+
+
+def tar_gz(members: list[tarfile.TarInfo | tuple[str, bytes]]) -> bytes:
+    """A .tar.gz of members, in order: (name, data) for a file, or a TarInfo
+    as it is (a link, a folder); gzip's own time stamp is zero."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, tarfile.open(fileobj=compressed, mode="w") as archive:
+        for member in members:
+            if isinstance(member, tarfile.TarInfo):
+                archive.addfile(member)
+                continue
+            name, data = member
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _wheel(release: dict, metadata: bytes, tag: str) -> bytes:
+    dist = _dist(release)
+    return zip_archive([(f"{release['project']}/__init__.py", "# padding\n" * 4000), (f"{dist}.dist-info/METADATA", metadata),
+                        (f"{dist}.dist-info/WHEEL", f"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: {tag}\n"),
+                        (f"{dist}.dist-info/RECORD", "")])
 
 
 def _sdist(release: dict, metadata: bytes, kind: str) -> bytes:
     """An sdist whose one folder holds setup.py and PKG-INFO."""
     dist = _dist(release)
-    members = {f"{dist}/setup.py": b"# padding\n" * 4000, f"{dist}/PKG-INFO": metadata}
-    buffer = io.BytesIO()
-    if kind == "zip":
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, data in members.items():
-                archive.writestr(name, data)
-    else:
-        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-            for name, data in members.items():
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    members = [(f"{dist}/setup.py", b"# padding\n" * 4000), (f"{dist}/PKG-INFO", metadata)]
+    return zip_archive(members) if kind == "zip" else tar_gz(members)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+        """Quiet when the client hung up (as the client must on a reply over a
+        limit): the traceback would land in the output of the command under test."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 class _Served:
@@ -86,7 +122,7 @@ class _Served:
     thread: threading.Thread
 
     def _start_server(self, handler: type) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -142,6 +178,7 @@ class LocalIndex(_Served):
             "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
             "upload-time": release["uploaded"],
             "yanked": release.get("yanked", False) or yanked,
+            "size": len(body),  # as PyPI gives it (PEP 700)
         }
 
     def _handler(self):  # type: ignore[no-untyped-def]
@@ -259,6 +296,7 @@ def entry(filename: str, url: str, body: bytes | None = None, **extra) -> dict:
     data = {"filename": filename, "url": url, "upload-time": "2026-02-01T10:00:00.000000Z", "yanked": False}
     if body is not None:
         data["hashes"] = {"sha256": hashlib.sha256(body).hexdigest()}
+        data["size"] = len(body)
     data.update(extra)
     return data
 
@@ -358,3 +396,83 @@ class HostileIndex(_Served):
                     pass
 
         return Handler
+
+
+# -- an index in memory ------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """One reply: a status, headers (a list, since a header may repeat) and a body."""
+
+    status: int = 200
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+
+class MemoryResponse:
+    """What urllib's opener returns for a reply: `status`, `headers`, `read1`, `close`."""
+
+    def __init__(self, reply: Reply) -> None:
+        self.status = reply.status
+        self.headers = email.message.Message()
+        for key, value in reply.headers:
+            self.headers[key] = value  # a Message keeps repeated headers
+        self._body = io.BytesIO(reply.body)
+
+    def read1(self, n: int = -1) -> bytes:
+        return self._body.read(n)
+
+    read = read1
+
+    def close(self) -> None:
+        pass
+
+
+Route = Callable[[str, dict], Reply]  # (method, request headers) -> the reply
+
+
+def memory_file(body: bytes, ranges: bool = True) -> Route:
+    """A file with HEAD and range requests, as `serve_bytes` serves one on 127.0.0.1."""
+
+    def route(method: str, headers: dict) -> Reply:
+        wanted = headers.get("Range")
+        if wanted and ranges and method == "GET":
+            start, end = (int(n) for n in wanted.split("=")[1].split("-"))
+            chunk = body[start: min(end, len(body) - 1) + 1]
+            return Reply(206, [("Content-Length", str(len(chunk))), ("Accept-Ranges", "bytes"),
+                               ("Content-Range", f"bytes {start}-{start + len(chunk) - 1}/{len(body)}")], chunk)
+        accepts = [("Accept-Ranges", "bytes")] if ranges else []
+        return Reply(200, [("Content-Length", str(len(body))), *accepts], b"" if method == "HEAD" else body)
+
+    return route
+
+
+def memory_page(project: str, files: list[dict]) -> Route:
+    body = page(project, files)
+    return lambda method, headers: Reply(200, [("Content-Type", "application/vnd.pypi.simple.v1+json"),
+                                               ("Content-Length", str(len(body)))], body)
+
+
+class MemoryIndex:
+    """An index on https://index.test/ held in memory: `routes` map a URL path
+    to a Route (anything else is a 404), `opener` answers the client as
+    urllib's would (a status outside 2xx raises HTTPError), and `requests`
+    records (method, URL, headers) of every request."""
+
+    url = "https://index.test/simple/"
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[tuple[str, str, dict]] = []
+
+    def opener(self, request, timeout: float) -> MemoryResponse:  # type: ignore[no-untyped-def]
+        headers = dict(request.header_items())
+        self.requests.append((request.get_method(), request.full_url, headers))
+        route = self.routes.get(urllib.parse.urlsplit(request.full_url).path)
+        reply = route(request.get_method(), headers) if route is not None else Reply(404, [], b"not found")
+        response = MemoryResponse(reply)
+        if not 200 <= reply.status < 300:
+            raise urllib.error.HTTPError(request.full_url, reply.status, "refused", response.headers,  # type: ignore[arg-type]
+                                         io.BytesIO(reply.body))
+        return response

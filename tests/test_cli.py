@@ -193,9 +193,9 @@ def test_db_show_json(run):
     assert any(r["requirement"].startswith("transformers") for r in data["release"]["requires"])
 
 
-def test_db_show_unknown_release_exits_1(run):
+def test_db_show_unknown_release_is_bad_input(run):
     result = run("db", "show", "vllm==9.9.9")
-    assert result.exit_code == 1 and "No record" in result.output
+    assert result.exit_code == 2 and "vllm 9.9.9 is not in the database; did you mean" in result.output
 
 
 def test_db_show_unknown_component_suggests(run):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import email.message
 import errno
 import io
 import json
@@ -33,7 +32,8 @@ from compat.knowledge.index import IndexClient, _Redirects, mask_url
 from compat.knowledge.paths import default_data_dir
 from compat.knowledge.sync import SyncPlan, load_plan, sync
 
-from .index_server import HostileIndex, entry, metadata, raw_zip, send, serve_bytes, wheel, zeros_deflated
+from .index_server import (HostileIndex, MemoryIndex, entry, memory_page, metadata, raw_zip, send, serve_bytes, wheel,
+                           zeros_deflated)
 
 JSON = "application/vnd.pypi.simple.v1+json"
 WHEEL = "alpha-2.0-py3-none-any.whl"
@@ -130,27 +130,10 @@ def test_a_local_wheel_never_enters_the_snapshot(db, hostile, tmp_path):
     assert not (db / "metadata" / "alpha.jsonl").exists()
 
 
-class FakeResponse:
-    """What the opener returns, for an https index that is not served."""
-
-    def __init__(self, body: bytes, content_type: str = JSON) -> None:
-        self.status = 200
-        self.headers = email.message.Message()
-        self.headers["Content-Type"] = content_type
-        self.headers["Content-Length"] = str(len(body))
-        self._body = io.BytesIO(body)
-
-    def read1(self, n: int = -1) -> bytes:
-        return self._body.read(n)
-
-    def close(self) -> None:
-        pass
-
-
 def test_plain_http_files_of_an_https_index_are_refused():
-    listing = json.dumps({"files": [entry(WHEEL, f"http://index.test/files/{WHEEL}")]}).encode()
-    client = IndexClient("https://index.test/simple/", retries=0, use_netrc=False,
-                         opener=lambda request, timeout: FakeResponse(listing))
+    served = MemoryIndex()
+    served.routes["/simple/alpha/"] = memory_page("alpha", [entry(WHEEL, f"http://index.test/files/{WHEEL}")])
+    client = IndexClient(served.url, retries=0, use_netrc=False, opener=served.opener)
     with pytest.raises(PackageIndexError, match="plain http from an https index"):
         client.page("alpha")
 
@@ -598,6 +581,42 @@ def test_netrc_credentials_are_used_for_the_index_host(db, hostile, tmp_path, mo
     result = run(db, hostile.url)
     assert result.exit_code == 0, result.output
     assert "n3trc" not in result.output
+
+
+def test_the_netrc_environment_variable_names_the_file(db, hostile, tmp_path, monkeypatch):
+    """NETRC, as pip and requests read it, wins over ~/.netrc; the password is never printed, not even in an error."""
+    serve_alpha(hostile)
+    expected = "Basic " + base64.b64encode(b"robot:fr0m-env").decode()
+    _guarded(hostile, expected)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".netrc").write_text("machine 127.0.0.1 login robot password wr0ng\n")
+    elsewhere = tmp_path / "secrets" / "netrc"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("machine 127.0.0.1 login robot password fr0m-env\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NETRC", str(elsewhere))
+    result = run(db, hostile.url)
+    assert result.exit_code == 0, result.output
+    assert "fr0m-env" not in result.output and "wr0ng" not in result.output
+    assert "fr0m-env" not in "".join(p.read_text() for p in (db / "metadata").iterdir())
+    # an error shows neither the password nor the file's lines
+    hostile.routes["/simple/alpha/"] = lambda h: send(h, 500, b"boom", "text/plain")
+    result = run(db, hostile.url)
+    assert result.exit_code == 2 and "HTTP 500" in result.output and "fr0m-env" not in result.output
+
+
+def test_a_malformed_or_missing_netrc_gives_no_credentials(db, hostile, tmp_path, monkeypatch):
+    serve_alpha(hostile)
+    _guarded(hostile, "Basic " + base64.b64encode(b"robot:s3cret").decode())
+    bad = tmp_path / "netrc"
+    bad.write_text("machine 127.0.0.1 login robot password s3cret\nbogus-token s3cret\n")  # a parse error
+    for path in (bad, tmp_path / "missing"):
+        monkeypatch.setenv("NETRC", str(path))
+        result = run(db, hostile.url)
+        assert result.exit_code == 2 and "HTTP 401" in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1 and "s3cret" not in result.output
+        assert index_module._netrc_auth("127.0.0.1") is None
 
 
 def test_mask_url():

@@ -32,12 +32,16 @@ runs during a check. One client may be shared by threads.
 from __future__ import annotations
 
 import base64
+import datetime
 import gzip
 import hashlib
+import heapq
 import http.client
 import io
+import itertools
 import json
 import netrc
+import os
 import re
 import socket
 import ssl
@@ -58,16 +62,11 @@ from typing import Any, BinaryIO
 from packaging.metadata import parse_email
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
+from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..errors import PackageIndexError
+from .snapshot import requirement_problem, tag_problem, wheel_problem
 
 __all__ = [
     "IndexClient",
@@ -101,6 +100,7 @@ REQUEST_TIMEOUT = 30.0  # seconds for one request, its whole duration (`--timeou
 PACKAGE_DEADLINE = 600.0  # seconds: the total time of one package's requests
 RUN_DEADLINE = 3600.0  # seconds: the whole run (`--deadline`)
 MAX_REDIRECTS = 5  # redirects followed for one request
+SHOWN_URL = 300  # characters of a URL a message prints: an index may name a URL of any length
 
 
 class NotFound(PackageIndexError):
@@ -159,7 +159,8 @@ def host_name(text: Any) -> str | None:
 
 def mask_url(url: str) -> str:
     """`url` with its credentials masked: ``https://user:***@host/simple`` (a
-    user alone may be a token: ``https://***@host/``)."""
+    user alone may be a token: ``https://***@host/``), and cut to SHOWN_URL
+    characters (masked first, so a cut never leaves part of a secret)."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -167,12 +168,20 @@ def mask_url(url: str) -> str:
     netloc = parts.netloc if parts is not None else ""
     if "@" not in netloc:
         if parts is None and "@" in url:  # not even a URL: mask what looks like userinfo
-            return re.sub(r"//[^/@]*@", "//***@", url)
-        return url
+            return _shorten(re.sub(r"//[^/@]*@", "//***@", url))
+        return _shorten(url)
     userinfo, _, hostport = netloc.rpartition("@")
     user, colon, _ = userinfo.partition(":")
     shown = f"{user}:***" if colon else "***"
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{shown}@{hostport}"))
+    return _shorten(urllib.parse.urlunsplit(parts._replace(netloc=f"{shown}@{hostport}")))
+
+
+def _shorten(text: str) -> str:
+    """`text` cut in its middle to SHOWN_URL characters: the start names the
+    host and the end the file, which is what a reader of the message needs."""
+    if len(text) <= SHOWN_URL:
+        return text
+    return f"{text[: SHOWN_URL - 63]}...{text[-60:]}"
 
 
 def _origin(parts: urllib.parse.SplitResult) -> tuple[str, str, int]:
@@ -195,12 +204,10 @@ class _Watch:
         self.seconds = seconds
         self.deadline = time.monotonic() + seconds
         self.expired = False
+        self.done = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._done = False
-        self._timer = threading.Timer(max(seconds, 0.0), self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        _WATCHDOG.add(self)
 
     def register(self, sock: socket.socket) -> socket.socket:
         with self._lock:
@@ -209,9 +216,9 @@ class _Watch:
                 _shutdown(sock)
         return sock
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
         with self._lock:
-            if self._done:
+            if self.done:
                 return
             self.expired = True
             for sock in self._sockets:
@@ -222,8 +229,52 @@ class _Watch:
 
     def close(self) -> None:
         with self._lock:
-            self._done = True
-        self._timer.cancel()
+            self.done = True
+
+
+class _Watchdog:
+    """One thread for the deadlines of every request: it sleeps until the
+    earliest one and expires the watches that are due. (A timer thread per
+    request cost more than the request itself to a near index.) The thread
+    starts with the first request and ends after a minute without any."""
+
+    IDLE = 60.0
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, _Watch]] = []
+        self._wake = threading.Condition()
+        self._order = itertools.count()  # breaks ties between equal deadlines
+        self._thread: threading.Thread | None = None
+
+    def add(self, watch: _Watch) -> None:
+        with self._wake:
+            heapq.heappush(self._due, (watch.deadline, next(self._order), watch))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="compat-request-deadlines", daemon=True)
+                self._thread.start()
+            elif self._due[0][2] is watch:  # earlier than what the thread sleeps until
+                self._wake.notify()
+
+    def _run(self) -> None:
+        with self._wake:
+            while True:
+                while self._due and self._due[0][2].done:
+                    heapq.heappop(self._due)
+                if not self._due:
+                    if not self._wake.wait(self.IDLE) and not self._due:
+                        self._thread = None
+                        return
+                    continue
+                deadline, _, watch = self._due[0]
+                left = deadline - time.monotonic()
+                if left > 0:
+                    self._wake.wait(left)
+                    continue
+                heapq.heappop(self._due)
+                watch.expire()
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _shutdown(sock: socket.socket) -> None:
@@ -330,12 +381,16 @@ class IndexFile:
     @property
     def tag(self) -> str:
         """A wheel's tag as its filename writes it (``cp312-cp312-manylinux_2_28_x86_64``)."""
-        return "-".join(self.filename[: -len(".whl")].split("-")[-3:])
+        return _wheel_tag(self.filename)
 
     @property
     def build(self) -> tuple[int, str] | tuple[()]:
         """A wheel's PEP 427 build tag, as packaging compares them (``()`` when it has none)."""
         return parse_wheel_filename(self.filename)[2]
+
+
+def _wheel_tag(filename: str) -> str:
+    return "-".join(filename[: -len(".whl")].split("-")[-3:])
 
 
 @dataclass(frozen=True)
@@ -438,7 +493,7 @@ class IndexClient:
             same = False
         if not same:
             return mask_url(url)
-        return urllib.parse.urlunsplit(parts._replace(netloc=self._userinfo + parts.netloc))
+        return _shorten(urllib.parse.urlunsplit(parts._replace(netloc=self._userinfo + parts.netloc)))
 
     def _url_problem(self, url: str, *, came_from: str | None = None) -> str | None:
         """Why `url` may not be fetched, or None: http(s) only, https only
@@ -556,7 +611,7 @@ class IndexClient:
                 answer = {k.lower(): v for k, v in response.headers.items()}
                 length = _content_length(response.headers)
                 if length is False:
-                    raise _Refused(f"{project}: {self.display(url)}: malformed Content-Length {answer.get('content-length')!r}")
+                    raise _Refused(f"{project}: {self.display(url)}: malformed Content-Length {answer.get('content-length', '')[:40]!r}")
                 ranged = "Range" in headers
                 if status not in ((200, 206) if ranged else (200,)):
                     raise _Refused(f"{project}: {self.display(url)}: unexpected HTTP {status}")
@@ -673,10 +728,14 @@ class IndexClient:
                 named, version = parse_sdist_filename(filename)
             else:
                 return None, None  # an egg, an installer: not something pip installs from here
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion) as exc:
+        except ValueError as exc:  # InvalidWheelFilename, InvalidSdistFilename, InvalidVersion, a number too long
             return None, f"{filename[:120]}: not a valid file name ({str(exc)[:120]})"
         if named != project:
             return None, f"{filename[:120]}: a file of another project ({named})"
+        if filename.endswith(".whl"):
+            problem = tag_problem(_wheel_tag(filename))
+            if problem is not None:  # packaging reads it; a snapshot could not hold it
+                return None, f"{filename[:120]}: not a valid file name (its tags: {problem})"
         hashes = entry.get("hashes", {})
         if not isinstance(hashes, dict):
             return f"{shown}: hashes is not an object", None
@@ -684,7 +743,7 @@ class IndexClient:
         if sha256 is not None and not (isinstance(sha256, str) and re.fullmatch(r"[0-9a-fA-F]{64}", sha256)):
             return f"{shown}: hashes.sha256 is not a SHA-256 digest", None
         uploaded = entry.get("upload-time")
-        if uploaded is not None and not (isinstance(uploaded, str) and re.match(r"\d{4}-\d{2}-\d{2}", uploaded)):
+        if uploaded is not None and not _is_time(uploaded):
             return f"{shown}: upload-time {str(uploaded)[:40]!r} is not an ISO 8601 time", None
         yanked = entry.get("yanked", False)
         if not isinstance(yanked, (bool, str)):
@@ -701,7 +760,10 @@ class IndexClient:
         size = entry.get("size")
         if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
             return f"{shown}: size {str(size)[:40]!r} is not a number of bytes", None
-        absolute = urllib.parse.urldefrag(urllib.parse.urljoin(page, url))[0]
+        try:
+            absolute = urllib.parse.urldefrag(urllib.parse.urljoin(page, url))[0]
+        except ValueError as exc:  # "https://[::1/x": an IPv6 host never closed
+            return f"{shown}: url {mask_url(url)[:200]!r} is not a valid URL ({str(exc)[:80]})", None
         problem = self._url_problem(absolute)
         if problem is not None:
             return f"{shown}: url {mask_url(absolute)[:200]} refused: {problem}", None
@@ -830,11 +892,7 @@ class IndexClient:
             yanked=all(f.yanked for f in files),
             filename=chosen.filename,
             how=how,
-            wheels=tuple(
-                {k: v for k, v in (("file", f.filename), ("url", f.url), ("sha256", f.sha256), ("size", f.size)) if v}
-                for f in sorted(files, key=lambda f: f.filename)
-                if f.is_wheel and not f.yanked
-            ),
+            wheels=_wheel_records(files),
             tags=tuple(sorted({f.tag for f in wheels})),
             known=known,
             refused=refused,
@@ -843,15 +901,61 @@ class IndexClient:
         )
 
 
+def _is_time(value: Any) -> bool:
+    """Whether an upload time starts with a real date (ASCII digits; a
+    snapshot keeps that date, and its reader refuses 2026-13-45)."""
+    if not isinstance(value, str) or not re.match(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        return False
+    try:
+        datetime.date.fromisoformat(value[:10])
+    except ValueError:
+        return False
+    return True
+
+
+def _wheel_records(files: list[IndexFile]) -> tuple[dict[str, Any], ...]:
+    """The release's unyanked wheels as a lock file names them (file, url,
+    sha256, size), sorted by file name. A wheel the index gives no SHA-256 or
+    size for cannot go into a lock, and a snapshot holding it would be refused
+    by its reader (`snapshot.wheel_problem`): it is left out."""
+    records = []
+    for file in sorted(files, key=lambda f: f.filename):
+        if file.is_wheel and not file.yanked:
+            record = {"file": file.filename, "url": file.url, "sha256": file.sha256, "size": file.size}
+            if wheel_problem(record, file.project, file.version) is None:
+                records.append(record)
+    return tuple(records)
+
+
 def _basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
+def _netrc_path() -> str | None:
+    """The .netrc file to read, as pip (through requests) finds it: the file
+    the NETRC environment variable names, else ~/.netrc, else ~/_netrc; None
+    when there is none."""
+    named = os.environ.get("NETRC")
+    candidates = [named] if named else ["~/.netrc", "~/_netrc"]
+    for candidate in candidates:
+        try:
+            path = os.path.expanduser(candidate)
+        except (KeyError, RuntimeError):  # no home folder to expand ~ to
+            continue
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def _netrc_auth(host: str) -> str | None:
-    """Credentials for `host` from ~/.netrc, as pip reads them; a missing or
-    unreadable file gives none."""
+    """Credentials for `host` from the .netrc file (`_netrc_path`); a missing,
+    unreadable or malformed file gives none, and its content is never printed
+    (a parse error quotes the file's lines, so it is not shown either)."""
+    path = _netrc_path()
+    if path is None:
+        return None
     try:
-        entry = netrc.netrc().authenticators(host)
+        entry = netrc.netrc(path).authenticators(host)
     except (OSError, netrc.NetrcParseError, UnicodeDecodeError, ValueError):
         return None
     if not entry:
@@ -1075,33 +1179,71 @@ def _check(raw: dict[str, Any], unparsed: dict[str, Any], file: IndexFile, known
         return f"the metadata names the project {name!r}, not {file.project}", (), 0
     try:
         if Version(str(version)) != file.version:
-            return f"the metadata names the version {version!r}, not {file.version}", (), 0
-    except InvalidVersion:
+            return f"the metadata names the version {str(version)[:80]!r}, not {file.version}", (), 0
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return f"Version {str(version)[:80]!r} is not a version", (), 0
     if not known:
         return None, None, 0
-    lines = raw.get("requires_dist", [])
     valid = []
-    invalid: list[str] = []
-    for line in lines:
-        try:
-            Requirement(line)
-        except InvalidRequirement:
-            invalid.append(line)
-        else:
+    invalid: list[tuple[str, str]] = []
+    for line in raw.get("requires_dist", []):
+        problem = _requirement_problem(line)
+        if problem is None:
             valid.append(line)
+        else:
+            invalid.append((line, problem))
     problems = []
     requires_python = raw.get("requires_python")
     if requires_python is not None:
         try:
-            SpecifierSet(requires_python)
+            usable = _comparable(SpecifierSet(requires_python))
         except InvalidSpecifier:
             problems.append(f"Requires-Python {requires_python[:80]!r} does not parse")
+        else:
+            if not usable:
+                problems.append(f"Requires-Python {requires_python[:80]!r} names a version too long to compare")
     if invalid:
-        problems.append(f"Requires-Dist {invalid[0][:80]!r}{f' and {len(invalid) - 1} more' if len(invalid) > 1 else ''} does not parse")
+        (line, problem), more = invalid[0], len(invalid) - 1
+        problems.append(f"Requires-Dist {line[:80]!r}{f' and {more} more' if more else ''} {problem}")
     if problems:
         return "; ".join(problems), tuple(valid), len(invalid)
     return None, None, 0
+
+
+def _requirement_problem(line: str) -> str | None:
+    """Why a Requires-Dist line may not be stored, or None.
+
+    It must parse and be one the snapshot reader accepts
+    (`snapshot.requirement_problem`: a marker every machine can evaluate),
+    and every version it names must be comparable: packaging parses a
+    version of thousands of digits, then raises ValueError when it compares
+    one, which would fail every later check of the release.
+    """
+    try:
+        requirement = Requirement(line)
+    except InvalidRequirement:
+        return "does not parse"
+    if requirement_problem(line) is not None:
+        return "cannot be evaluated"
+    if not _comparable(requirement.specifier):
+        return "names a version too long to compare"
+    if requirement.marker is not None:
+        try:  # packaging evaluates every comparison of a marker, so one evaluation tries them all
+            requirement.marker.evaluate({"extra": ""})
+        except (ValueError, RecursionError):  # UndefinedComparison and kin are ValueErrors
+            return "cannot be evaluated"
+    return None
+
+
+def _comparable(specifier: SpecifierSet) -> bool:
+    """Whether each of `specifier`'s versions can be compared with a version."""
+    probe = Version("0")
+    try:
+        for one in specifier:  # one by one: a set stops at its first mismatch
+            one.contains(probe, prereleases=True)
+    except ValueError:
+        return False
+    return True
 
 
 def _installable(files: list[IndexFile]) -> list[IndexFile]:

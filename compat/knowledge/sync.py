@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, TypeVar
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .. import _files, _toml
 from ..errors import CompatError, DatabaseError
@@ -120,6 +120,7 @@ def sync(
     workers: int = 8,
     progress: Callable[[Iterable[T], int], Iterable[T]] | None = None,
     allow_removal: bool = False,
+    previous: Callable[[str], str] | None = None,
 ) -> SyncResult:
     """Read the plan's packages and their requirements' closure from the
     index, and rewrite their snapshots.
@@ -127,7 +128,9 @@ def sync(
     Any failure to read the index raises, and nothing is written. A package
     whose listing no longer has a release its snapshot holds keeps its old
     snapshot and is named in `result.refused` (unless `allow_removal`); the
-    others are written, all at once (`_commit`).
+    others are written, all at once (`_commit`). `previous` names the
+    snapshot a listing is compared with when it is not the one in
+    `metadata_dir` (a sync into the user data folder: layers.py).
     """
     for name in plan.packages:
         if project_name(name) != name:
@@ -156,7 +159,7 @@ def sync(
         if not plan.is_tracked(name):
             result.untracked.append(name)
         path = os.path.join(metadata_dir, f"{name}.jsonl")
-        dropped = None if allow_removal else _dropped(path, closure.listings[name])
+        dropped = None if allow_removal else _dropped(previous(name) if previous else path, closure.listings[name])
         if dropped:
             shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
             result.refused.append(
@@ -184,7 +187,7 @@ def _dropped(path: str, listing: Listing) -> list[str]:
     for text in [r.version for r in old.releases] + list(old.versions or ()):
         try:
             held.setdefault(Version(text), text)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number too long to convert
             continue
     return [held[v] for v in sorted(held) if v not in listing]
 
@@ -206,20 +209,41 @@ def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]]) -> set[str]
     with _files.Staging(metadata_dir) as staging:
         for file, text in sorted(changed.items()):
             staging.write(file, text)
-        # the names graph a check prunes the closure with (graph.py), of the
-        # database as it will be: the staged snapshots over the others
+        # the database as it will be, the staged files over the others: the
+        # names graph a check prunes the closure with (graph.py) is built from
+        # it, and each package written is read back by the snapshot reader
         view = staging.folder("view")
         snapshots = {f for f in os.listdir(metadata_dir) if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
         snapshots |= {f for f in changed if not f.endswith(".wheels.jsonl")}
         for file in sorted(snapshots):
             source = staging.path(file) if file in changed else os.path.join(metadata_dir, file)
             _files.link_or_copy(source, os.path.join(view, file))
+        for name in sorted(packages):
+            _read_back(name, view, metadata_dir, staging, changed)
         write_graph(view)
         graph = _files.read_text(os.path.join(view, GRAPH_FILE))
         if graph is not None and graph != _files.read_text(os.path.join(metadata_dir, GRAPH_FILE)):
             staging.write(GRAPH_FILE, graph)
         staging.commit()
     return packages
+
+
+def _read_back(name: str, view: str, metadata_dir: str, staging: _files.Staging, changed: dict[str, str]) -> None:
+    """Read package `name`'s new snapshot as every later command will, before
+    anything is renamed into place: the index's data passed the client's
+    checks one value at a time, and this is the reader's word on the whole.
+    A snapshot it refuses fails the run, with nothing written."""
+    wheels = f"{name}.wheels.jsonl"
+    source = staging.path(wheels) if wheels in changed else os.path.join(metadata_dir, wheels)
+    if os.path.exists(source):
+        _files.link_or_copy(source, os.path.join(view, wheels))
+    try:
+        read_snapshot(os.path.join(view, f"{name}.jsonl"))
+    except DatabaseError as exc:
+        where = ":".join(str(part) for part in (os.path.basename(exc.file or ""), exc.line) if part)
+        key = f"{exc.key}: " if exc.key else ""
+        raise DatabaseError(f"{name}: the index's data makes a snapshot its reader refuses ({where}: {key}{exc.message}); "
+                            f"nothing was written") from None
 
 
 @dataclass
