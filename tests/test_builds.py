@@ -475,6 +475,27 @@ def test_an_untracked_dependency_two_levels_down_is_checked(db):
 
 # -- suggestions ---------------------------------------------------------------------------
 
+# -- why a release the stack does not name cannot install ------------------------------------
+
+def test_a_release_another_requires_names_its_build_as_the_cause(db):
+    # app 1.1.0 pins kern 2.0.0, whose CUDA 13.0 build carries no Turing kernels; the stack names no kern
+    report = check(stack({"app": "1.1.0"}, gpu="T4"), database=db)
+    finding = next(f for f in report.errors if f.id == "arch:kern==2.0.0")
+    assert "which app 1.1.0 requires" in finding.message and "T4 is sm_75" in finding.message
+    assert any("T4 is sm_75" in fact for fact in report.explanation.facts)
+    assert check(stack({"app": "1.1.0"}, gpu="A100"), database=db).ok
+
+
+def test_a_range_no_release_of_which_fits_gives_each_reason_once(db):
+    report = check(stack({"kern": ">=1.0"}, gpu="T4", cuda="12.8"), database=db)
+    arch = {f.id: f.message for f in report.errors if f.id.startswith("arch:")}
+    # 1.0.0 has 1.1.0's build: named on 1.1.0's finding, not repeated
+    assert set(arch) == {"arch:kern==1.1.0", "arch:kern==2.0.0"}
+    assert "which the stack's kern>=1.0 admits; 1.0.0 likewise" in arch["arch:kern==1.1.0"]
+    assert "build-cuda:kern==2.0.0" in errors(report)
+    assert check(stack({"kern": ">=1.0"}, gpu="T4", cuda="12.6", index="cu126"), database=db).ok
+
+
 def test_suggestions_move_to_a_release_whose_build_fits(db):
     report = check(stack({"kern": "2.0.0"}, cuda="12.8", gpu="A100"), database=db)
     texts = [s.text() for s in report.suggestions]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -361,3 +362,57 @@ def test_db_show_points_gpu_names_at_the_catalog(run):
     result = run("db", "show", "H100")
     assert result.exit_code == 2 and "compat db show gpus" in result.output
     assert "did you mean 'gpus'" in run("db", "show", "gpu").output
+
+
+# -- what a source states, and what the catalog infers -------------------------------------
+
+# NVIDIA's compute capability tables do not list these by name: their compute
+# capability is the chip's, and the entry says so.
+INFERRED = ["A800", "A800 80GB", "A800 40GB Active", "A10G", "H800", "H800 PCIe", "L20", "L2",
+            "RTX A5500", "RTX A4500", "B100"]
+# GPUs that come only with their own Arm host CPU.
+ARM_HOSTED = ["GH200", "GB200", "GB300", "DGX Spark GB10", "Jetson Thor", "Jetson Orin", "Jetson Xavier", "Jetson TX2"]
+
+
+def test_a_compute_capability_the_tables_do_not_state_is_marked_inferred_with_its_basis(catalog):
+    for name in INFERRED:
+        gpu = catalog.find(name)
+        assert gpu.inferred and gpu.basis and str(gpu.compute_capability) in gpu.basis, name
+    assert not catalog.find("H100").inferred and catalog.find("H100").basis is None
+    # the H20 is stated by NVIDIA's MIG guide, not inferred
+    h20 = catalog.find("H20")
+    assert not h20.inferred and h20.source == "nvidia-mig-supported-gpus"
+
+
+def test_an_arm_hosted_gpu_names_its_host_and_cites_both_facts(catalog, db):
+    from compat.sources.stack import PLATFORMS
+
+    for name in ARM_HOSTED:
+        gpu = catalog.find(name)
+        assert gpu.host == "linux-aarch64" and gpu.host in PLATFORMS, name
+        assert gpu.compute_capability_source in db.sources and gpu.source in db.sources, name
+    assert {gpu.name for gpu in catalog.gpus if gpu.host} == set(ARM_HOSTED)
+
+
+def test_every_compute_capability_source_is_a_known_source(catalog, db):
+    # lint cites each entry's source; this is the other source an entry may name
+    cited = {gpu.compute_capability_source for gpu in catalog.gpus} - {None}
+    assert cited and cited <= set(db.sources)
+
+
+@pytest.mark.parametrize("change, key", [
+    ('inferred = true\n', "basis"),                   # inferred without a basis
+    ('basis = "the chip of the A100"\n', "basis"),    # a basis without inferred
+    ('inferred = "yes"\n', "inferred"),
+])
+def test_an_inference_without_its_basis_is_a_database_error(tmp_path, change, key):
+    from compat.errors import DatabaseError
+
+    text = Path(Database.load().root, GPU_FILE).read_text()
+    block = text.index('name = "A100 40GB"')
+    at = text.index("source = ", block)
+    path = tmp_path / GPU_FILE
+    path.write_text(text[:at] + change + text[at:])
+    with pytest.raises(DatabaseError) as info:
+        GpuCatalog.load(str(path))
+    assert info.value.key.endswith(key)

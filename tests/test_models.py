@@ -314,3 +314,32 @@ def test_an_unknown_model_name_is_said_with_the_catalog_s_near_names():
     assert "did you mean" not in finding.message and "family" in finding.message
     stack["model"] = {"name": "GLM-5"}
     assert "model:unknown" not in {f.id for f in check(stack).findings}
+
+
+# -- the models the seed and the issues name -----------------------------------------
+
+
+@pytest.mark.parametrize("written, family", [
+    ("MiniMax-H3", "h3"), ("H3", "h3"), ("MiniMaxAI/MiniMax-H3", "h3"), ("TaoMate-H3", "taomate-h3"),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4"), ("Llama 4 Maverick", "llama-4"),
+    ("Llama-3.3-70B-Instruct", "llama-3.3"),
+])
+def test_h3_taomate_and_llama_are_in_the_catalog(db, written, family):
+    model = db.models.find(written)
+    assert model is not None and model.family == family and model.source in db.sources
+
+
+def test_h3_carries_only_the_traits_its_source_states(db):
+    h3 = db.models.find("MiniMax-H3")
+    assert (h3.head_dim, h3.moe, h3.multimodal) == (128, False, True)
+    assert h3.hybrid is None and h3.checkpoint_dtype is None  # not stated; its checkpoints come in several dtypes
+    assert db.models.find("Llama-3.3-70B-Instruct").moe is None  # its source does not say
+
+
+def test_a_rule_about_h3_is_decided_by_the_model_s_name(db):
+    # SGLang #44180: INT8 H3 checkpoints with FP32 AdaLN tables take the fused kernel
+    named = check(stack({"name": "MiniMax-H3", "checkpoint_dtype": "int8"}, packages={"sglang": "0.5.23"}), database=db)
+    assert "sglang.h3.fp32-adaln-fused" in ids(named)
+    other = check(stack({"name": "Llama-4-Scout-17B-16E-Instruct", "checkpoint_dtype": "int8"},
+                        packages={"sglang": "0.5.23"}), database=db)
+    assert "sglang.h3.fp32-adaln-fused" not in ids(other)

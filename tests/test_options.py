@@ -63,8 +63,7 @@ source = "vllm-0.32.0"
 def data(tmp_path_factory):
     root = copy_database(tmp_path_factory.mktemp("options") / "data")
     (root / "options").mkdir(exist_ok=True)
-    for path in (root / "options").glob("*.toml"):
-        path.unlink()  # the bundled engine files give way to this small one
+    # vLLM's bundled engine file gives way to this small one; the other engines keep theirs (their rules test them)
     (root / "options" / "vllm.toml").write_text(CATALOG)
     return root
 
@@ -247,3 +246,62 @@ def test_ranges_read_lower_bound_first(data):
     from packaging.specifiers import SpecifierSet
 
     assert range_text(SpecifierSet("<0.30.0,>=0.26.0")) == ">=0.26.0,<0.30.0"
+
+
+# -- vLLM-Omni's served pipeline: a real flag, and a stack-level setting ---------------------
+
+OMNI = {
+    "system": {"python": "3.12", "cuda": "13.0", "driver": "580.95.05"},
+    "hardware": {"gpu": "H100"},
+    "packages": {"vllm-omni": "0.32.0rc1", "transformers": "5.19.0"},
+}
+AUDIO_RULES = {"vllm-omni.ltx2-audio.recipe", "vllm-omni.ltx2-audio.tensor-parallel"}
+
+
+def test_the_audio_pipeline_rules_follow_the_real_flag():
+    # vLLM-Omni's parser has --model-class-name ("Override the diffusion pipeline class name"), no --pipeline
+    flags = Database.load().option_catalog("vllm-omni")
+    assert flags.knows("model-class-name") and not flags.knows("pipeline")
+    options = {"model-class-name": "LTX2TextToAudioPipeline", "tensor-parallel-size": 2}
+    found = ids(check({**OMNI, "hardware": {"gpu": "H100", "count": 2}, "options": {"vllm-omni": options}}))
+    assert AUDIO_RULES <= set(found) and not any(i.startswith(("option-", "unknown-option")) for i in found)
+    other = {"model-class-name": "LTX2ImageToVideoPipeline", "tensor-parallel-size": 2}
+    assert not AUDIO_RULES & set(ids(check({**OMNI, "hardware": {"gpu": "H100", "count": 2},
+                                            "options": {"vllm-omni": other}})))
+
+
+def test_pipeline_is_a_stack_level_setting_not_an_unknown_flag():
+    found = ids(check({**OMNI, "options": {"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline"}}}))
+    assert "vllm-omni.ltx2-audio.recipe" in found
+    assert "option-unknown:vllm-omni:pipeline" not in found and "unknown-option:vllm-omni:pipeline" not in found
+
+
+# -- parallel sizes against the GPUs of the node ----------------------------------------------
+
+
+@pytest.mark.parametrize("options, count, severity", [
+    ({"tensor-parallel-size": 8, "pipeline-parallel-size": 2}, 8, "error"),
+    ({"tensor-parallel-size": 8, "pipeline-parallel-size": 2, "nnodes": 2}, 8, None),  # one server over two nodes
+    ({"tp": 4, "dp": 4}, 8, "error"),                                                    # vLLM multiplies DP in
+    ({"tp": 4, "dp": 2}, 8, None),
+    ({"tp": 4, "dp": 4, "data-parallel-size-local": 2}, 8, None),                       # two replicas on this node
+    ({"tp": 16, "distributed-executor-backend": "ray"}, 8, None),                       # Ray's cluster: nodes unknown
+    ({"tp": 2}, None, "warning"),                                                        # count not given: 1
+])
+def test_vllm_parallel_sizes_against_the_gpu_count(options, count, severity):
+    hardware = {"gpu": "H200", **({"count": count} if count else {})}
+    report = check({**REALISTIC, "hardware": hardware, "options": {"vllm": options}})
+    finding = ids(report).get("parallel:vllm")
+    assert (finding.severity if finding else None) == severity
+    if finding is not None:
+        assert "[hardware] count is" in finding.message and "arg_utils" in finding.source.title
+
+
+@pytest.mark.parametrize("options, severity", [
+    ({"tp-size": 8, "dp-size": 2}, "error"),
+    ({"tp-size": 8, "dp-size": 8, "enable-dp-attention": True}, None),  # DP attention runs inside the TP group
+])
+def test_sglang_parallel_sizes_against_the_gpu_count(options, severity):
+    stack = {**REALISTIC, "packages": {"sglang": "0.5.23"}, "options": {"sglang": options}}
+    finding = ids(check(stack)).get("parallel:sglang")
+    assert (finding.severity if finding else None) == severity

@@ -72,6 +72,37 @@ def test_jetson_thor_with_vllm_0_19_cuda_13(db):
     assert "vllm.jetson-thor.cu130-no-sm110" in {f.id for f in report.warnings}
 
 
+def test_vllm_on_a_v100_with_torch_left_open_names_torch_s_kernels_as_the_cause(db):
+    # vLLM 0.32.0 pins torch 2.13.0, whose index build carries no Volta kernels; the stack names no torch
+    report = check(stack({"vllm": "0.32.0"}, gpu="V100", cuda="13.0"), database=db)
+    finding = next(f for f in report.errors if f.id == "arch:torch==2.13.0")
+    assert "which vllm 0.32.0 requires" in finding.message and "V100 is sm_70" in finding.message
+    assert "vllm 0.32.0 requires torch==2.13.0" in report.explanation.text()
+    assert "V100 is sm_70" in report.explanation.text()
+    assert not any(f.id == "unresolvable" for f in report.findings)
+    assert check(stack({"vllm": "0.32.0"}, gpu="H100", cuda="13.0"), database=db).ok
+
+
+def test_a_torch_range_on_an_mi300x_says_its_builds_run_on_nvidia_gpus(db):
+    report = check(stack({"torch": ">=2.10"}, gpu="MI300X", rocm="6.4"), database=db)
+    causes = [f for f in report.errors if f.id.startswith("accelerator:torch==")]
+    assert causes and all("which the stack's torch>=2.10 admits" in f.message for f in causes)
+    assert "wheel:torch" not in errors(report)  # the reasons replace the bare "none can run here"
+    assert "the stack runs on ROCm" in report.explanation.text()
+    assert check(stack({"torch": ">=2.11,<2.14"}, gpu="MI300X", rocm="7.2", index="rocm7.2"), database=db).ok
+
+
+def test_a_finding_on_an_inferred_compute_capability_says_so(db):
+    # NVIDIA's tables do not list the B100: its 10.0 is the B200's chip
+    options = {"options": {"vllm-omni": {"diffusion-kv-cache-dtype": "fp8"}}, "model": {"head_dim": 128}}
+    packages = {"vllm-omni": "0.32.0rc1", "transformers": "5.19.0"}
+    b100 = check({**stack(packages, gpu="B100", cuda="13.0"), **options}, database=db)
+    finding = next(f for f in b100.errors if f.id == "vllm-omni.fa3-fp8.sm90")
+    assert "B100's compute capability 10.0 is not in NVIDIA's tables" in finding.basis
+    b200 = check({**stack(packages, gpu="B200", cuda="13.0"), **options}, database=db)
+    assert next(f for f in b200.errors if f.id == "vllm-omni.fa3-fp8.sm90").basis is None
+
+
 # -- packages that move in lockstep ----------------------------------------------------------
 
 def test_flashinfer_cubin_behind_flashinfer_python(db):
@@ -98,6 +129,15 @@ def test_vllm_without_a_gpu(db):
 def test_an_mi300x_with_cuda_is_bad_input(db):
     with pytest.raises(CompatError, match="AMD GPU"):
         load_stack(stack({"vllm": "0.32.0"}, gpu="MI300X", cuda="13.0"), db)
+
+
+def test_a_gh200_on_the_default_x86_64_platform_is_flagged(db):
+    # a Grace Hopper superchip's host CPU is the Arm-based Grace: its stack is linux-aarch64
+    report = check(stack({"vllm": "0.32.0"}, gpu="GH200", cuda="13.0"), database=db)
+    finding = next(f for f in report.errors if f.id == "platform:gpu")
+    assert 'platform = "linux-aarch64"' in finding.message and "not given" in finding.message
+    assert "Grace" in finding.source.title
+    assert check(stack({"vllm": "0.32.0"}, gpu="GH200", cuda="13.0", platform="linux-aarch64"), database=db).ok
 
 
 # -- releases that do not exist ----------------------------------------------------------------

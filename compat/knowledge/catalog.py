@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .. import _toml
 from ..errors import DatabaseError
+from ._schema import database_error, read_text
 
 __all__ = ["Gpu", "GpuCatalog", "GpuMatch", "Inference", "is_vendor_only", "lookup_key", "parse_compute_capability"]
 
@@ -138,6 +139,16 @@ class Gpu(NamedTuple):
     memory_gb: int | None
     aliases: tuple[str, ...]
     source: str
+    # The one platform its host CPU runs (a Grace superchip or a Jetson module:
+    # "linux-aarch64"); None where the GPU goes into hosts of several kinds.
+    host: str | None = None
+    # The source of the compute capability, where `source` states other facts
+    # (the host of a superchip) and another table states the compute capability.
+    compute_capability_source: str | None = None
+    # The vendor's tables do not state the compute capability: it is inferred
+    # from `basis` (the chip it shares with a GPU they list).
+    inferred: bool = False
+    basis: str | None = None
 
     @property
     def accelerator(self) -> str:
@@ -194,10 +205,9 @@ class GpuCatalog:
         An ambiguous name finds nothing here (`match` says why).
         """
         try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+            text = read_text(path)
         except OSError as exc:
-            raise DatabaseError(f"cannot be read: {exc.strerror}", file=path) from None
+            raise database_error(f"cannot be read: {exc.strerror}", file=path) from None
         if is_vendor_only(name):
             return None
         key = lookup_key(name)
@@ -226,7 +236,7 @@ class GpuCatalog:
         data, _ = _toml.load(path, error=DatabaseError)
         entries = data.get("gpu")
         if not isinstance(entries, list):
-            raise DatabaseError("expected an array of [[gpu]] tables", file=str(path), key="gpu")
+            raise database_error("expected an array of [[gpu]] tables", file=str(path), key="gpu")
         return cls([_parse_gpu(entry, path, index) for index, entry in enumerate(entries)])
 
     def names(self) -> list[str]:
@@ -343,29 +353,34 @@ def _parse_block_at(lines: list[str], start: int, path: str) -> Gpu:
     while end < len(lines) and not lines[end].startswith("["):
         end += 1
     data = _toml.loads("\n".join(lines[start:end]), file=path, error=DatabaseError)
-    return _parse_gpu(data["gpu"][0], path, start + 1)
+    entries = data.get("gpu")
+    if not isinstance(entries, list) or len(entries) != 1:  # the name's line is outside any [[gpu]] table
+        raise database_error("a GPU name or alias outside a [[gpu]] table (a check reads one table by a line scan)",
+                            file=path, line=start + 1)
+    return _parse_gpu(entries[0], path, start + 1)
 
 
 _GPU_KEYS = {
     "name", "aliases", "vendor", "architecture", "segment",
     "compute_capability", "gfx_target", "memory_gb", "source",
+    "host", "compute_capability_source", "inferred", "basis",
 }
 
 
 def _parse_gpu(entry: Any, file: str, index: int) -> Gpu:
     where = f"gpu[{index}]"
     if not isinstance(entry, dict):
-        raise DatabaseError("expected a table", file=file, key=where)
+        raise database_error("expected a table", file=file, key=where)
     unknown = set(entry) - _GPU_KEYS
     if unknown:
-        raise DatabaseError(f"unknown key {sorted(unknown)[0]!r}", file=file, key=where)
+        raise database_error(f"unknown key {sorted(unknown)[0]!r}", file=file, key=where)
 
     def text(key: str, required: bool = True) -> str | None:
         value = entry.get(key)
         if value is None and not required:
             return None
         if not isinstance(value, str) or not value:
-            raise DatabaseError("expected a non-empty string", file=file, key=f"{where}.{key}")
+            raise database_error("expected a non-empty string", file=file, key=f"{where}.{key}")
         return value
 
     name = text("name")
@@ -373,25 +388,25 @@ def _parse_gpu(entry: Any, file: str, index: int) -> Gpu:
     where = f"gpu[{name!r}]"
     vendor = text("vendor")
     if vendor not in VENDORS:
-        raise DatabaseError(f"vendor must be one of {', '.join(VENDORS)}", file=file, key=f"{where}.vendor")
+        raise database_error(f"vendor must be one of {', '.join(VENDORS)}", file=file, key=f"{where}.vendor")
     segment = text("segment")
     if segment not in SEGMENTS:
-        raise DatabaseError(f"segment must be one of {', '.join(SEGMENTS)}", file=file, key=f"{where}.segment")
+        raise database_error(f"segment must be one of {', '.join(SEGMENTS)}", file=file, key=f"{where}.segment")
     cc_text = text("compute_capability", required=False)
     compute_capability = None
     if cc_text is not None:
         try:
             compute_capability = Version(cc_text)
-        except InvalidVersion:
-            raise DatabaseError(f"not a version: {cc_text!r}", file=file, key=f"{where}.compute_capability") from None
+        except ValueError:  # InvalidVersion, or a number too long to convert
+            raise database_error(f"not a version: {cc_text!r}", file=file, key=f"{where}.compute_capability") from None
     if vendor == "nvidia" and compute_capability is None:
-        raise DatabaseError("an NVIDIA GPU needs its compute_capability", file=file, key=where)
+        raise database_error("an NVIDIA GPU needs its compute_capability", file=file, key=where)
     memory = entry.get("memory_gb")
     if memory is not None and (not isinstance(memory, int) or isinstance(memory, bool) or memory <= 0):
-        raise DatabaseError("expected a positive integer", file=file, key=f"{where}.memory_gb")
+        raise database_error("expected a positive integer", file=file, key=f"{where}.memory_gb")
     aliases = entry.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-        raise DatabaseError("expected a list of strings", file=file, key=f"{where}.aliases")
+        raise database_error("expected a list of strings", file=file, key=f"{where}.aliases")
     return Gpu(
         name=name,
         vendor=vendor,  # type: ignore[arg-type]
@@ -402,4 +417,23 @@ def _parse_gpu(entry: Any, file: str, index: int) -> Gpu:
         memory_gb=memory,
         aliases=tuple(aliases),
         source=text("source"),  # type: ignore[arg-type]
+        host=text("host", required=False),
+        compute_capability_source=text("compute_capability_source", required=False),
+        **_inference(entry, file, where, compute_capability),
     )
+
+
+def _inference(entry: dict[str, Any], file: str, where: str, compute_capability: Version | None) -> dict[str, Any]:
+    """`inferred` and its `basis`: a compute capability the vendor's tables do
+    not state must say what it rests on."""
+    inferred = entry.get("inferred", False)
+    if not isinstance(inferred, bool):
+        raise database_error("expected true or false", file=file, key=f"{where}.inferred")
+    basis = entry.get("basis")
+    if basis is not None and (not isinstance(basis, str) or not basis.strip()):
+        raise database_error("expected a non-empty string", file=file, key=f"{where}.basis")
+    if inferred and (basis is None or compute_capability is None):
+        raise database_error("an inferred compute_capability needs its basis", file=file, key=f"{where}.basis")
+    if basis is not None and not inferred:
+        raise database_error("basis is for an inferred compute_capability (inferred = true)", file=file, key=f"{where}.basis")
+    return {"inferred": inferred, "basis": basis}
