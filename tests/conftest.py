@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import atexit
 import copy
 import json
+import os
 import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -13,6 +16,16 @@ from compat import Database
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+# Every test (and every compat it starts) sees the same machine state: the
+# ages of snapshots are counted to a fixed date (the bundled snapshots' week,
+# so no "stale snapshot" note appears), and neither a user data folder nor an
+# overlay of the developer's own is read.
+os.environ["SOURCE_DATE_EPOCH"] = "1796256000"  # 2026-12-03
+os.environ["COMPAT_DATA"] = tempfile.mkdtemp(prefix="compat-test-data-")  # empty: no user layer
+atexit.register(shutil.rmtree, os.environ["COMPAT_DATA"], True)
+for _name in ("COMPAT_DB", "COMPAT_DB_OVERLAY"):
+    os.environ.pop(_name, None)
 
 
 def installed(name: str) -> str:

@@ -1,48 +1,77 @@
-"""`compat db lint`: the whole database, checked at once."""
+"""`compat db lint`: the whole database, checked at once.
+
+Lint reads what a check reads and more (every line of every snapshot, every
+table of every file), and reports every problem it finds, each once, with
+its file, line and key where they are known: a broken file is a problem to
+report, never a reason for lint itself to stop.
+"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from .._names import normalize
 from ..errors import CompatError
+from ._schema import one_line
 from .catalog import GpuCatalog, lookup_key
 from .database import Database
-from .graph import GRAPH_FILE, build_graph
+from .graph import GRAPH_FILE, build_graph, read_graph
+from .layers import catalog_files, layer_name, layer_problems, model_catalogs, reopen, sources_file
 from .conditions import option_key
 from .models import MODELS_FILE, check_catalog
 from .options import OPTIONS_DIR
-from .snapshot import check_requirements, read_snapshot
+from .snapshot import snapshot_problems
 
 __all__ = ["Problem", "lint_database"]
 
 
 @dataclass(frozen=True)
 class Problem:
+    """One problem, printed as one line: ``file[:line]: [key: ]message``."""
+
     file: str
     key: str | None
     message: str
+    line: int | None = None
+    layer: str | None = None  # the layer of the file, in a database of several (layers.py)
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.key + ': ' if self.key else ''}{self.message}"
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        text = f"{where}: {self.key + ': ' if self.key else ''}{self.message}"
+        return f"{text} [{self.layer}]" if self.layer else text
 
 
 def lint_database(db: Database) -> list[Problem]:
     problems: list[Problem] = []
+    seen: set[Problem] = set()
 
-    def add(file: str | None, key: str | None, message: str) -> None:
-        problems.append(Problem(file or str(db.root), key, message))
+    def add(file: str | None, key: str | None, message: str, line: int | None = None) -> None:
+        problem = Problem(file or str(db.root), one_line(key, 200) if key else None, one_line(message), line, layer_name(db, file))
+        if problem not in seen:  # a broken file met twice (its snapshot, then its component) is one problem
+            seen.add(problem)
+            problems.append(problem)
 
+    unread_files: list[str | None] = []  # files that did not load: the sources they cite are unknown
+
+    def failed(exc: CompatError, *, unread: bool = False) -> None:
+        add(exc.file, exc.key, exc.message, exc.line)
+        if unread:
+            unread_files.append(exc.file)
+
+    # A file that does not load is one problem: the facts that refer to it
+    # are not checked against it (no "unknown source" for every citation).
+    sources: dict[str, Any] | None
     try:
         sources = db.sources
     except CompatError as exc:
-        add(exc.file, exc.key, exc.message)
-        sources = {}
+        failed(exc)
+        sources = None
     try:
         catalog = db.catalog
     except CompatError as exc:
-        add(exc.file, exc.key, exc.message)
+        failed(exc, unread=True)
         catalog = None
     cited: set[str] = set()
 
@@ -52,53 +81,75 @@ def lint_database(db: Database) -> list[Problem]:
                 add(file, key, "has no source")
             return
         cited.add(source)
-        if source not in sources:
+        if sources is not None and source not in sources:
             add(file, key, f"cites unknown source {source!r}")
 
     if catalog is not None:
-        gpu_file = os.path.join(db.root, "gpus.toml")
+        gpu_files = catalog_files(db, "gpus.toml", [gpu.name for gpu in catalog.gpus])
         for gpu in catalog.gpus:
+            gpu_file = gpu_files[gpu.name]
             cite(gpu_file, f"gpu[{gpu.name!r}].source", gpu.source)
             # a check reads one [[gpu]] table by a line scan: it must agree with the full parse
             for name in (gpu.name, *gpu.aliases):
-                if GpuCatalog.find_in_file(gpu_file, name) != catalog.find(name):
+                try:
+                    found = GpuCatalog.find_in_file(gpu_file, name)
+                except CompatError as exc:
+                    failed(exc)
+                    break
+                if found != catalog.find(name):
                     add(gpu_file, f"gpu[{gpu.name!r}]", f"{name!r} is not found by a line scan; write name and aliases on one line each")
         for gpu_name, message in catalog.naming_problems():  # vendor words alone, a spelling two GPUs share
-            add(gpu_file, f"gpu[{gpu_name!r}]", message)
+            add(gpu_files.get(gpu_name), f"gpu[{gpu_name!r}]", message)
         architectures = {g.architecture for g in catalog.gpus}
         gpu_keys = {lookup_key(g.name) for g in catalog.gpus}
     else:
-        architectures, gpu_keys = set(), set()
-    fresh = Database(db.root)
-    for source_id, source in sources.items():
-        if fresh.source(source_id) != source:
-            add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}",
+        architectures, gpu_keys = None, None
+    fresh = reopen(db)
+    for source_id, source in (sources or {}).items():
+        try:
+            scanned = fresh.source(source_id)
+        except CompatError as exc:
+            failed(exc)
+            continue
+        if scanned != source:
+            add(sources_file(db, source_id), f"source {source_id}",
                 "is not found by a line scan; start its table with id = \"...\"")
 
-    models_file = os.path.join(db.root, MODELS_FILE)
-    model_keys: set[str] = set()
+    model_keys: set[str] | None = set()
     try:
         models = db.models
+        model_problems = [(file, key, message) for file, own in model_catalogs(db)
+                          for key, message in check_catalog(own, file)]
+        model_files = catalog_files(db, MODELS_FILE, [model.name for model in models.models])
     except CompatError as exc:
-        add(exc.file, exc.key, exc.message)
+        failed(exc, unread=True)
+        model_keys = None
     else:
-        for key, message in check_catalog(models, models_file):
-            add(models_file, key, message)
+        for file, key, message in model_problems:
+            add(file, key, message)
         for model in models.models:
-            cite(models_file, f"model[{model.name!r}].source", model.source)
-            model_keys.update(model.identities())
+            cite(model_files[model.name], f"model[{model.name!r}].source", model.source)
+            model_keys.update(model.identities())  # type: ignore[union-attr]
 
-    names = db.names()
+    try:
+        names = db.names()
+    except CompatError as exc:  # the names graph: which components exist is unknown
+        failed(exc)
+        return problems
     rule_ids: dict[str, str] = {}
     loaded = []  # the components that load (the others are reported once)
+    broken_snapshots = False
     for name in sorted(names):
-        snapshot = os.path.join(db.metadata_dir, f"{name}.jsonl")
+        snapshot = db.snapshot_path(name)  # the one in use; layer_problems lints those it hides
+        if os.path.exists(snapshot):
+            found = snapshot_problems(snapshot)  # every line, not only the ones a check decodes
+            for exc in found:
+                failed(exc)
+            broken_snapshots = broken_snapshots or bool(found)
         try:
-            if os.path.exists(snapshot):
-                read_snapshot(snapshot)  # every line, not only the ones a check decodes
             component = db.component(name)
         except CompatError as exc:
-            add(exc.file, exc.key if exc.line is None else f"line {exc.line}", exc.message)
+            failed(exc, unread=True)
             continue
         if component is None:
             continue
@@ -106,7 +157,7 @@ def lint_database(db: Database) -> list[Problem]:
         try:
             catalog = db.option_catalog(name)
         except CompatError as exc:
-            add(exc.file, exc.key, exc.message)
+            failed(exc, unread=True)
             catalog = None
         if catalog is not None:
             for key, message in catalog.problems():
@@ -123,8 +174,6 @@ def lint_database(db: Database) -> list[Problem]:
         for release in component.releases.values():
             if release.layer == "curated" or release.source:
                 cite(release.file, f"release {release.version}.source", release.source)
-            for line, reason in check_requirements(release):
-                add(release.file, f"release {release.version}.requires_dist", f"invalid requirement {line!r}: {reason}")
             for dependency in release.curated:
                 target = dependency.requirement.name
                 if normalize(target) not in names:
@@ -134,6 +183,7 @@ def lint_database(db: Database) -> list[Problem]:
             add(file, "release", "an application needs at least one curated release")
         for rule in component.rules:
             key = f"rule {rule.id}"
+            file = rule.file or component.file  # (a layer's rules join another layer's component)
             if rule.id in rule_ids:
                 add(file, key, f"ID also used in {rule_ids[rule.id]}")
             rule_ids[rule.id] = file or name
@@ -161,15 +211,15 @@ def lint_database(db: Database) -> list[Problem]:
                         add(file, key, f"tests option {test.key!r}, which [options] of {name} does not declare")
                     elif test.kind == "package" and test.key not in names:
                         add(file, key, f"tests package {test.key!r}, which the database does not track")
-                    elif test.kind == "choice" and test.key == "gpu":
+                    elif test.kind == "choice" and test.key == "gpu" and gpu_keys is not None:
                         for value in test.choices:
                             if value not in gpu_keys:
                                 add(file, key, f"names GPU {value!r}, which the catalog lacks")
-                    elif test.kind == "model-identity":
+                    elif test.kind == "model-identity" and model_keys is not None:
                         for value, written in zip(test.choices, test.expect):
                             if value not in model_keys:
                                 add(file, key, f"names model {written!r}, which the model catalog lacks")
-                    elif test.kind == "choice" and test.key == "gpu_arch":
+                    elif test.kind == "choice" and test.key == "gpu_arch" and architectures is not None:
                         for value in test.choices:
                             if value not in architectures:
                                 add(file, key, f"names architecture {value!r}, which no GPU of the catalog has")
@@ -188,13 +238,20 @@ def lint_database(db: Database) -> list[Problem]:
             cite(build.file, f"{key}.source", build.source)
             if component.releases and not any(build.covers(v) for v in component.releases):
                 add(build.file, f"{key}.releases", f"{build.releases} covers no release of {component.name} in the database")
-    if db.graph() and db.graph() != build_graph(db.metadata_dir):
-        add(os.path.join(db.metadata_dir, GRAPH_FILE), None,
-            "does not match the snapshots (compat db sync writes it)")
+    try:
+        # against snapshots that read: a broken one is reported above, not twice
+        graph = read_graph(db.metadata_dir) or {}  # the bottom layer's (layer_problems checks the others')
+        if graph and not broken_snapshots and graph != build_graph(db.metadata_dir):
+            add(os.path.join(db.metadata_dir, GRAPH_FILE), None,
+                "does not match the snapshots (compat db sync writes it)")
+    except CompatError as exc:
+        failed(exc)
+    for exc in layer_problems(db):  # the layers over the bundled database: the snapshots they hide, their own files
+        failed(exc)
     try:
         cuda = db.cuda
     except CompatError as exc:
-        add(exc.file, exc.key, exc.message)
+        failed(exc, unread=True)
     else:
         cuda_file = os.path.join(db.root, "cuda.toml")
         for major, (_, source) in sorted(cuda.drivers.items()):
@@ -203,6 +260,6 @@ def lint_database(db: Database) -> list[Problem]:
             cite(cuda_file, "runtime.source", cuda.runtime_source)
         if cuda.labels:
             cite(cuda_file, "labels.source", cuda.label_source)
-    for source_id in sorted(set(sources) - cited):
-        add(os.path.join(db.constraints_dir, "_sources.toml"), f"source {source_id}", "is cited by no fact")
+    for source_id in sorted(set(sources or {}) - cited) if not unread_files else ():
+        add(sources_file(db, source_id), f"source {source_id}", "is cited by no fact")
     return problems
