@@ -1,0 +1,396 @@
+"""An installed Python environment, read inside its own interpreter.
+
+``compat check --env [--python PATH]`` runs the interpreter (by default the
+one running compat) on a short script that lists, with
+``importlib.metadata``, every distribution on its ``sys.path`` (less the
+current folder), in path order, as pip does: the first of a name is the one
+that imports, and a later one is a duplicate. For each it reports the name,
+version, ``Requires-Dist``, ``Requires-Python``, the wheel tags it was built
+for and where its metadata lives; and for the interpreter its PEP 508 marker
+environment and its glibc. Only the header of each metadata file is read
+(never the long description below it), which keeps a large environment
+quick.
+
+The script runs on any CPython 3.8 or newer and needs nothing installed;
+compat does the judging on this side (engine/installed.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from .._names import normalize
+from ..errors import StackError
+
+__all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
+           "current_interpreter", "extras_named", "PLATFORM_NAMES"]
+
+# (sys.platform, platform.machine()) -> the stack's [system] platform
+PLATFORM_NAMES = {
+    ("linux", "x86_64"): "linux-x86_64",
+    ("linux", "aarch64"): "linux-aarch64",
+    ("linux", "arm64"): "linux-aarch64",
+    ("darwin", "arm64"): "macos-arm64",
+    ("darwin", "x86_64"): "macos-x86_64",
+    ("win32", "AMD64"): "windows-x86_64",
+    ("win32", "x86_64"): "windows-x86_64",
+}
+TIMEOUT = 120  # seconds the interpreter may take to list its distributions
+# pip's test for a distribution name (a leftover such as "~orch" fails it)
+_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
+# the extras a marker names (``extra == "gpu"``, as metadata writes them)
+_EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]|['"]([^'"]+)['"]\s*==\s*extra""")
+
+# Run as `python -c SCRIPT`: prints one JSON object. Kept to what CPython 3.8 has.
+_SCRIPT = r'''
+import json, os, platform, sys
+from importlib import metadata
+
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]  # the current folder: not part of the environment
+
+def full_version(info):
+    text = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    if info.releaselevel != "final":
+        text += info.releaselevel[0] + str(info.serial)
+    return text
+
+def headers(text):
+    """The header fields of a core metadata file; the body is never parsed."""
+    fields = {}
+    last = None
+    for line in text.replace("\r\n", "\n").split("\n\n", 1)[0].split("\n"):
+        if not line:
+            continue
+        if line[0] in " \t" and last is not None:
+            fields[last][-1] += " " + line.strip()
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        last = key.strip().lower()
+        fields.setdefault(last, []).append(value.strip())
+    return fields
+
+def read(dist, location):
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    if text is None:
+        return None
+    fields = headers(text)
+    if "name" not in fields or "version" not in fields:
+        return None
+    requires = fields.get("requires-dist")
+    if requires is None and dist.read_text("requires.txt") is not None:
+        requires = dist.requires or []  # an .egg-info: importlib turns requires.txt into Requires-Dist
+    wheel = dist.read_text("WHEEL")
+    tags = [h for h in headers(wheel).get("tag", [])] if wheel else []
+    path = getattr(dist, "_path", None)
+    return {
+        "name": fields["name"][0], "version": fields["version"][0], "requires": requires or [],
+        "requires_python": (fields.get("requires-python") or [None])[0], "tags": tags,
+        "extras": fields.get("provides-extra", []),
+        "metadata": str(path) if path is not None else location,
+    }
+
+found = []
+for location in sys.path:
+    if location.endswith(".whl") and os.path.isfile(location):
+        continue  # a wheel on sys.path is not an installed distribution (as pip)
+    try:
+        dists = list(metadata.distributions(path=[location]))
+    except Exception:
+        continue
+    for dist in dists:
+        try:
+            entry = read(dist, location)
+        except Exception as exc:
+            entry = {"error": "%s: %s" % (type(exc).__name__, exc), "metadata": str(getattr(dist, "_path", location))}
+        if entry is not None:
+            found.append(entry)
+
+glibc = None
+try:
+    libc = os.confstr("CS_GNU_LIBC_VERSION")
+    if libc and libc.startswith("glibc "):
+        glibc = libc.split()[1]
+except (AttributeError, ValueError, OSError):
+    pass
+markers = {
+    "implementation_name": sys.implementation.name,
+    "implementation_version": full_version(sys.implementation.version),
+    "os_name": os.name,
+    "platform_machine": platform.machine(),
+    "platform_release": platform.release(),
+    "platform_system": platform.system(),
+    "platform_version": platform.version(),
+    "python_full_version": platform.python_version(),
+    "platform_python_implementation": platform.python_implementation(),
+    "python_version": ".".join(platform.python_version_tuple()[:2]),
+    "sys_platform": sys.platform,
+}
+json.dump({"executable": sys.executable, "markers": markers, "glibc": glibc, "distributions": found}, sys.stdout)
+'''
+
+
+class Distribution(NamedTuple):
+    """One installed distribution, as its metadata says."""
+
+    name: str  # as the metadata writes it
+    version: str
+    requires: tuple[str, ...]  # Requires-Dist, as written
+    requires_python: str | None
+    extras: tuple[str, ...]  # Provides-Extra
+    tags: tuple[str, ...]  # the WHEEL file's tags (none for an egg or a source install)
+    metadata: str  # its .dist-info (or .egg-info) folder
+    error: str | None = None  # metadata that could not be read
+
+
+class Installed(NamedTuple):
+    """The distribution of a name that imports (the first on sys.path), parsed."""
+
+    name: str  # normalized
+    distribution: Distribution
+    version: Version | None  # None: not a PEP 440 version
+    requirements: tuple[Requirement, ...]
+    problem: str | None = None  # why its metadata cannot be judged
+
+
+@dataclass(frozen=True)
+class Environment:
+    """An interpreter and what is installed for it."""
+
+    interpreter: str  # as the command line named it
+    executable: str  # sys.executable, as the interpreter says
+    markers: dict[str, str]  # its PEP 508 marker environment
+    glibc: str | None
+    distributions: tuple[Distribution, ...]  # in sys.path order, duplicates included
+    # what the judging reads again and again, computed once
+    _applies: dict[tuple[str, str], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _extras: dict[str, dict[str, list[Requirement]]] = field(default_factory=dict, init=False, repr=False,
+                                                             compare=False)
+    _extras_met: dict[tuple[str, str], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def python(self) -> str:
+        """The interpreter's version as it says it (``3.12.7``, ``3.14.0rc1``, ``3.15.0a1+``)."""
+        return self.markers["python_full_version"]
+
+    @property
+    def python_release(self) -> Version:
+        """The interpreter's version as installers judge Requires-Python
+        (pip compares major, minor and micro only) and a stack writes it:
+        ``3.14.0rc1`` is 3.14.0.
+
+        >>> Environment("python", "python", {"python_full_version": "3.15.0a1+"}, None, ()).python_release
+        <Version('3.15.0')>
+        """
+        match = re.match(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", self.python)
+        if match is None:
+            raise StackError(f"says its Python is {self.python[:40]!r}, which is no version", file=self.interpreter,
+                             key="--python")
+        return Version(".".join(p or "0" for p in match.groups()))
+
+    @property
+    def platform(self) -> str | None:
+        """The stack's name of the interpreter's platform, if compat knows it."""
+        return PLATFORM_NAMES.get((self.markers["sys_platform"], self.markers["platform_machine"]))
+
+    @functools.cached_property
+    def installed(self) -> dict[str, Installed]:
+        """Normalized name -> the distribution that imports, in sys.path order."""
+        found: dict[str, Installed] = {}
+        for dist in self.distributions:
+            name = normalize(dist.name) if _NAME.fullmatch(dist.name) else None
+            if name is None or name in found:
+                continue  # pip ignores a leftover such as "~orch"; a later one of a name is a duplicate
+            found[name] = _parse(name, dist)
+        return found
+
+    @functools.cached_property
+    def duplicates(self) -> list[tuple[Installed, Distribution]]:
+        """Each distribution that a first one of its name hides."""
+        seen: set[str] = set()
+        hidden = []
+        for dist in self.distributions:
+            if not _NAME.fullmatch(dist.name):
+                continue
+            name = normalize(dist.name)
+            if name in seen:
+                hidden.append((self.installed[name], dist))
+            seen.add(name)
+        return hidden
+
+    def applies(self, requirement: Requirement, extra: str = "") -> bool:
+        """Whether a requirement of an installed distribution applies on this
+        interpreter, for `extra` ("" for none: what pip check judges)."""
+        if requirement.marker is None:
+            return True
+        # the same few markers recur across an environment: each is evaluated once per extra
+        cache = self._applies
+        key = (str(requirement.marker), extra)
+        if key not in cache:
+            cache[key] = bool(requirement.marker.evaluate({**self.markers, "extra": extra}))
+        return cache[key]
+
+    def meets(self, requirement: Requirement) -> bool:
+        """Whether what is installed satisfies `requirement`: its
+        distribution at a version the specifier admits (pre-releases
+        included), and the requirements of the extras it names."""
+        there = self.installed.get(normalize(requirement.name))
+        if there is None or there.version is None or \
+                not requirement.specifier.contains(there.version, prereleases=True):
+            return False
+        return all(self.extra_met(there, extra) for extra in requirement.extras)
+
+    def extra_requirements(self, installed: Installed, extra: str) -> list[Requirement]:
+        """What `extra` of a distribution adds to its requirements here."""
+        extras = self._extras
+        if installed.name not in extras:
+            added: dict[str, list[Requirement]] = {}
+            for requirement in installed.requirements:
+                marker = str(requirement.marker) if requirement.marker is not None else ""
+                for name in extras_named(marker):
+                    if self.applies(requirement, name) and not self.applies(requirement):
+                        added.setdefault(name, []).append(requirement)
+            extras[installed.name] = added
+        return extras[installed.name].get(normalize(extra), [])
+
+    def extra_met(self, installed: Installed, extra: str) -> bool:
+        """Whether every requirement that `extra` of a distribution adds is
+        met, through the extras those name in turn (``vllm[all]`` naming
+        ``vllm[audio]``). An extra the distribution does not declare adds
+        nothing (pip and uv warn, and go on)."""
+        key = (installed.name, normalize(extra))
+        cache = self._extras_met
+        if key not in cache:
+            if key[1] not in {normalize(e) for e in installed.distribution.extras}:
+                cache[key] = True
+            else:
+                cache[key] = True  # while it is judged: an extra that names itself again adds nothing new
+                cache[key] = all(self.meets(r) for r in self.extra_requirements(installed, extra))
+        return cache[key]
+
+
+def extras_named(text: str) -> set[str]:
+    """The extras a requirement line or marker names, normalized.
+
+    >>> sorted(extras_named('pyyaml>=5.1; extra == "standard" or "All" == extra'))
+    ['all', 'standard']
+    """
+    return {normalize(a or b) for a, b in _EXTRA.findall(text)} if "extra" in text else set()
+
+
+def _parse(name: str, dist: Distribution) -> Installed:
+    if dist.error is not None:
+        return Installed(name, dist, None, (), f"its metadata cannot be read ({dist.error})")
+    try:
+        version: Version | None = Version(dist.version)
+    except InvalidVersion:
+        version = None
+    requirements = []
+    for text in dist.requires:
+        try:
+            requirements.append(Requirement(text))
+        except InvalidRequirement as exc:
+            return Installed(name, dist, version, (), f"its Requires-Dist {text!r} is not PEP 508 "
+                             f"({str(exc).splitlines()[0]})")
+    if version is None:
+        return Installed(name, dist, None, tuple(requirements), f"its version {dist.version!r} is not PEP 440")
+    return Installed(name, dist, version, tuple(requirements))
+
+
+class PendingEnvironment:
+    """An interpreter listing its distributions: started at once, so that
+    compat loads its database meanwhile; `result` waits for the answer."""
+
+    def __init__(self, python: str | None = None) -> None:
+        self.interpreter = python or sys.executable
+        self.error: StackError | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        try:
+            self.process = subprocess.Popen([self.interpreter, "-c", _SCRIPT], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except FileNotFoundError:
+            self.error = self._error("no such interpreter")
+        except PermissionError:
+            self.error = self._error("cannot be run (not executable)")
+        except OSError as exc:
+            self.error = self._error(f"cannot be run: {exc.strerror or exc}")
+
+    def _error(self, message: str) -> StackError:
+        return StackError(message, file=self.interpreter, key="--python")
+
+    def result(self) -> Environment:
+        if self.error is not None or self.process is None:
+            raise self.error or self._error("cannot be run")
+        try:
+            out, err = self.process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            raise self._error(f"did not list its distributions within {TIMEOUT} s") from None
+        if self.process.returncode != 0:
+            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
+            raise self._error(f"could not list its distributions (exit {self.process.returncode}: {last[:300]}); "
+                              "compat reads CPython 3.8 or newer")
+        try:
+            return _environment(self.interpreter, json.loads(out))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise self._error(f"answered something compat cannot read ({type(exc).__name__}: {exc})") from None
+
+    def cancel(self) -> None:
+        """Stop the interpreter (the inputs had another problem)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+
+def read_environment(python: str | None = None) -> Environment:
+    """List what is installed for the interpreter `python` (a path or a
+    command on PATH; by default the one running compat), by running it."""
+    return PendingEnvironment(python).result()
+
+
+def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
+    distributions = []
+    for entry in data["distributions"]:
+        if "error" in entry:
+            name = os.path.basename(entry["metadata"]).split("-", 1)[0]
+            distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
+            continue
+        distributions.append(Distribution(
+            name=str(entry["name"]),
+            version=str(entry["version"]),
+            requires=tuple(str(r).strip() for r in entry["requires"]),
+            requires_python=entry["requires_python"],
+            extras=tuple(str(e) for e in entry["extras"]),
+            tags=tuple(entry["tags"]),
+            metadata=str(entry["metadata"]),
+        ))
+    markers = {str(k): str(v) for k, v in data["markers"].items()}
+    return Environment(interpreter, str(data["executable"]), markers, data["glibc"], tuple(distributions))
+
+
+def current_interpreter() -> Environment:
+    """The interpreter running compat, without its distributions: the
+    machine a check of files alone (no stack file, no --env) is for."""
+    from packaging.markers import default_environment
+
+    glibc = None
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION")
+        if libc and libc.startswith("glibc "):
+            glibc = libc.split()[1]
+    except (AttributeError, ValueError, OSError):
+        pass
+    return Environment(sys.executable, sys.executable, dict(default_environment()), glibc, ())

@@ -1,0 +1,134 @@
+"""A PEP 751 lock file (pylock.toml), read with `packaging.pylock`.
+
+A lock lists every package an installer may install, each with the marker
+that says where; ``Pylock.select`` picks, as an installer does, those of
+one environment, its extras and dependency groups. compat selects for the
+stack's marker environment (its Python and platform) and pins each package
+to the version the lock gives. Which wheel an installer would take is left
+to the check, which judges each release's wheels against the stack's
+platform and glibc itself, so every wheel of the lock is offered here.
+
+A package the lock gives as a local folder (the project itself, installed
+from source) has no version to judge and is left out: the lock lists its
+requirements as packages of their own. A VCS or archive package without a
+version is an error, as compat cannot tell what it installs. A lock that
+``compat resolve --format pylock`` wrote also names the applications
+(``[tool.compat] applications``), which are no Python packages; they are
+read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from .. import _toml
+from ..errors import StackError
+from .requirements import Entry
+from .stack import Place
+
+__all__ = ["LockFile", "read_pylock"]
+
+
+def _packaging_pylock() -> Any:
+    """packaging.pylock, which packaging 26.1 brought (compat needs 26.4)."""
+    try:
+        import packaging.pylock as module
+    except ImportError:  # pragma: no cover - compat requires packaging>=26.4
+        import packaging
+
+        raise StackError(f"reading a lock file needs packaging 26.4 or newer; this one is {packaging.__version__}")
+    if not hasattr(module.Pylock, "select"):  # pragma: no cover
+        raise StackError("reading a lock file needs packaging 26.4 or newer (Pylock.select)")
+    return module
+
+
+class LockFile:
+    """A validated lock, and where each of its packages starts in the file."""
+
+    def __init__(self, path: str) -> None:
+        pylock = _packaging_pylock()
+        self.path = "<stdin>" if path == "-" else path
+        data, self.text = _toml.load(path, error=StackError)
+        try:
+            self.lock = pylock.Pylock.from_dict(data)
+        except pylock.PylockUnsupportedVersionError as exc:
+            raise StackError(str(exc), file=self.path, key="lock-version",
+                             line=_toml.locate(self.text, (), "lock-version")) from None
+        except pylock.PylockValidationError as exc:
+            raise StackError(exc.message, file=self.path, key=exc.context, line=self._line(exc.context)) from None
+        # the first line of each [[packages]] table, in order (a lock written inline has none)
+        starts = [line for line, _ in _toml.blocks(self.text, "packages")]
+        self.lines: list[int | None] = starts if len(starts) == len(self.lock.packages) else \
+            [None] * len(self.lock.packages)
+        tool = data.get("tool", {})
+        compat = tool.get("compat", {}) if isinstance(tool, Mapping) else {}
+        applications = compat.get("applications", {}) if isinstance(compat, Mapping) else {}
+        if not isinstance(applications, Mapping) or not all(isinstance(v, str) for v in applications.values()):
+            raise StackError("expected a table of application = \"version\"", file=self.path,
+                             key="[tool.compat] applications",
+                             line=_toml.locate(self.text, ("tool", "compat"), "applications"))
+        self.applications: Mapping[str, str] = applications
+
+    def _line(self, context: str | None) -> int | None:
+        """The line of a validation error's context (``packages[3].version``)."""
+        if not context:
+            return None
+        head = context.split(".", 1)[0]
+        if head.startswith("packages[") and head.endswith("]") and head[9:-1].isdigit():
+            starts = [line for line, _ in _toml.blocks(self.text, "packages")]
+            index = int(head[9:-1])
+            return starts[index] if index < len(starts) else None
+        return _toml.locate(self.text, (), head)
+
+    def entries(self, environment: Mapping[str, str], *, extras: Collection[str] = (),
+                groups: Collection[str] | None = None) -> list[Entry]:
+        """The packages an installer would install from the lock for
+        `environment` (a PEP 508 marker environment), pinned; `groups`
+        None means the lock's default groups."""
+        pylock = _packaging_pylock()
+        index_of = {id(p): i for i, p in enumerate(self.lock.packages)}
+        try:
+            selected = list(self.lock.select(environment=dict(environment), tags=self._tags(), extras=extras,
+                                             dependency_groups=groups))
+        except pylock.PylockSelectError as exc:
+            raise StackError(f"selects nothing for this stack: {exc}", file=self.path) from None
+        entries: list[Entry] = []
+        for package, source in selected:
+            place = Place(self.path, self.lines[index_of[id(package)]])
+            if package.version is None:
+                if isinstance(source, pylock.PackageDirectory):
+                    continue  # a local project, built from source: its requirements are packages of the lock
+                raise StackError(f"{package.name} has no version (it comes from {_where(source)}): compat cannot "
+                                 "tell what it installs; give the version in the lock", file=place.file,
+                                 line=place.line)
+            entries.append(Entry(Requirement(f"{package.name}=={package.version}"), place))
+        for name, version in sorted(self.applications.items()):
+            line = _toml.locate(self.text, ("tool", "compat", "applications"), name)
+            entries.append(Entry(Requirement(f"{name}=={version}"), Place(self.path, line)))
+        return entries
+
+    def _tags(self) -> list[Any]:
+        """Every tag of every wheel of the lock: the check, not the
+        selection, judges which wheel fits the stack."""
+        tags = set()
+        for package in self.lock.packages:
+            for wheel in package.wheels or ():
+                try:
+                    tags.update(parse_wheel_filename(wheel.name)[3])
+                except (InvalidWheelFilename, TypeError):
+                    continue
+        return sorted(tags, key=str)
+
+
+def _where(source: Any) -> str:
+    url = getattr(source, "url", None) or getattr(source, "path", None)
+    return f"{type(source).__name__.removeprefix('Package').lower()} {url}" if url else type(source).__name__
+
+
+def read_pylock(path: str) -> LockFile:
+    """Read and validate a pylock.toml (``-`` is standard input)."""
+    return LockFile(path)

@@ -1,0 +1,403 @@
+"""Requirements and constraints files, as pip reads them.
+
+Each line is a PEP 508 requirement (``vllm==0.32.0``,
+``transformers>=5.16; python_version >= "3.11"``) or an option. pip's rules
+hold: a ``#`` at the start of a line or after whitespace starts a comment; a
+line ending in ``\\`` continues on the next; ``${NAME}`` is replaced by the
+environment variable of that name (upper-case letters, digits and ``_``,
+when it is set). ``-r FILE`` includes requirements and ``-c FILE``
+constraints, each relative to the file that names it; a file that includes
+itself, directly or not, is an error that names the chain.
+
+Options that tell an installer where and how to fetch (``--hash``,
+``--index-url``, ``--find-links``, ``--pre``, ``--only-binary``, ...) change
+nothing compat judges and are skipped, except that an index URL of the
+PyTorch wheel index (``https://download.pytorch.org/whl/cu128``) says which
+builds the file installs (``[system] index = "cu128"``). A requirement that
+is a place rather than a version is read as pip would install it: a wheel or
+an sdist (a path, a URL or ``name @ URL``) is the version its file name
+gives; a local project folder (``.``, ``-e ./service``) stands for the
+requirements of its pyproject.toml. What compat cannot read a version from
+(a VCS checkout, a folder without static metadata) is refused with the line
+that gives it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import unquote, urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+
+from .. import _toml
+from ..errors import StackError
+from .stack import Place
+
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+
+__all__ = ["Entry", "Requirements", "read_requirements", "pytorch_index", "with_marker"]
+
+# pip's own expressions (pip/_internal/req/req_file.py)
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_ENV_VAR = re.compile(r"\$\{([A-Z0-9_]+)\}")
+# `-i https://download.pytorch.org/whl/cu128`: the index variant, as [system] index names it
+_PYTORCH_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(cpu|cu[0-9]{3}|rocm[0-9]+(?:\.[0-9]+)*)/?", re.ASCII)
+_VCS = ("git+", "hg+", "svn+", "bzr+")
+_ARCHIVES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
+_TRAILING_EXTRAS = re.compile(r"^(.*?)(\[[^\]]*\])$")
+
+# The options a requirements file may give (pip's SUPPORTED_OPTIONS and
+# SUPPORTED_OPTIONS_REQ), under every spelling, and whether each takes a value.
+_OPTIONS: dict[str, tuple[str, bool]] = {
+    "-r": ("requirement", True), "--requirement": ("requirement", True),
+    "-c": ("constraint", True), "--constraint": ("constraint", True),
+    "-e": ("editable", True), "--editable": ("editable", True),
+    "-i": ("index-url", True), "--index-url": ("index-url", True),
+    "--extra-index-url": ("extra-index-url", True),
+    "-f": ("find-links", True), "--find-links": ("find-links", True),
+    "--no-binary": ("no-binary", True), "--only-binary": ("only-binary", True),
+    "--trusted-host": ("trusted-host", True), "--use-feature": ("use-feature", True),
+    "--hash": ("hash", True), "--config-settings": ("config-settings", True),
+    "--global-option": ("global-option", True),
+    "--no-index": ("no-index", False), "--prefer-binary": ("prefer-binary", False),
+    "--require-hashes": ("require-hashes", False), "--pre": ("pre", False),
+}
+_MAX_DEPTH = 32  # files included inside one another
+
+
+class Entry(NamedTuple):
+    """One requirement an input gives, and where it gives it.
+
+    A constraint (from ``-c``) narrows the versions of a package the other
+    inputs give; it adds no package of its own.
+    """
+
+    requirement: Requirement
+    place: Place
+    constraint: bool = False
+
+
+class Requirements(NamedTuple):
+    """What a requirements file and the files it includes give: the
+    requirements and constraints, and the PyTorch index variants named by
+    their index options (with where)."""
+
+    entries: list[Entry]
+    indexes: list[tuple[str, Place]]
+
+
+def pytorch_index(url: str) -> str | None:
+    """The PyTorch index variant an index URL names, if it names one.
+
+    >>> pytorch_index("https://download.pytorch.org/whl/cu128"), pytorch_index("https://pypi.org/simple")
+    ('cu128', None)
+    """
+    match = _PYTORCH_INDEX.fullmatch(url.strip())
+    return match.group(1) if match else None
+
+
+def read_requirements(path: str, *, constraint: bool = False) -> Requirements:
+    """Read a requirements file (``-`` is standard input), or with
+    `constraint` a constraints file, and every file it includes."""
+    found = Requirements([], [])
+    _read_file(path, constraint, (), found, None)
+    return found
+
+
+def _read_file(path: str, constraint: bool, chain: tuple[tuple[str, str], ...], found: Requirements,
+               named_at: Place | None) -> None:
+    """Read one file; `chain` holds the files that include it, as (real path, shown path)."""
+    real = path if path == "-" else os.path.realpath(path)
+    shown = "<stdin>" if path == "-" else path
+    if any(real == r for r, _ in chain):
+        assert named_at is not None
+        cycle = " -> ".join([s for _, s in chain] + [shown])
+        raise StackError(f"the included files form a cycle: {cycle}", file=named_at.file, line=named_at.line)
+    if len(chain) >= _MAX_DEPTH:
+        assert named_at is not None
+        raise StackError(f"files included more than {_MAX_DEPTH} deep", file=named_at.file, line=named_at.line)
+    try:
+        text = _toml.read_limited(path, error=StackError)
+    except StackError as exc:
+        if named_at is None:
+            raise
+        # say which line named the file that could not be read
+        raise StackError(f"{shown}: {exc.message}", file=named_at.file, line=named_at.line) from None
+    base = os.path.dirname(path) if path != "-" else ""
+    for number, line in logical_lines(text):
+        _read_line(line, Place(shown, number), base, constraint, (*chain, (real, shown)), found)
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines that say something, each with the number of its first
+    physical line: continuations joined, comments dropped, ``${VAR}``
+    expanded, as pip does.
+
+    >>> list(logical_lines("a==1 \\\\\\n  --hash=sha256:00\\n# note\\nb  # why\\n"))
+    [(1, 'a==1   --hash=sha256:00'), (4, 'b')]
+    """
+    joined: list[str] = []
+    first = 0
+    lines: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.endswith("\\") or _COMMENT.match(line):
+            if _COMMENT.match(line):
+                line = " " + line  # so that the comment is dropped below
+            if joined:
+                joined.append(line)
+                lines.append((first, "".join(joined)))
+                joined = []
+            else:
+                lines.append((number, line))
+        else:
+            if not joined:
+                first = number
+            joined.append(line.strip("\\"))
+    if joined:
+        lines.append((first, "".join(joined)))
+    for number, line in lines:
+        line = _COMMENT.sub("", line).strip()
+        if line:
+            yield number, _ENV_VAR.sub(lambda m: os.environ.get(m.group(1)) or m.group(0), line)
+
+
+def _split(line: str) -> tuple[str, str]:
+    """The requirement and the options of a line: the options start at the
+    first word that starts with ``-`` (pip's break_args_options)."""
+    words = line.split(" ")
+    for index, word in enumerate(words):
+        if word.startswith("-"):
+            return " ".join(words[:index]), " ".join(words[index:])
+    return line, ""
+
+
+def _options(text: str, place: Place) -> list[tuple[str, str | None]]:
+    """The options of a line as (name, value) pairs, whatever their spelling
+    (``-rfile``, ``-r file``, ``--requirement=file``)."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise StackError(f"cannot read the options {text!r}: {exc}", file=place.file, line=place.line) from None
+    found: list[tuple[str, str | None]] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        written, value = word, None
+        if word.startswith("--") and "=" in word:
+            written, value = word.split("=", 1)
+        elif word.startswith("-") and not word.startswith("--") and len(word) > 2:
+            written, value = word[:2], word[2:]
+        if written not in _OPTIONS:
+            from .._names import did_you_mean
+
+            raise StackError(f"unknown option {written!r}{did_you_mean(written, _OPTIONS)}", file=place.file,
+                             line=place.line)
+        name, takes_value = _OPTIONS[written]
+        if takes_value and value is None:
+            if index >= len(words):
+                raise StackError(f"{written} needs a value", file=place.file, line=place.line)
+            value = words[index]
+            index += 1
+        elif not takes_value and value is not None:
+            raise StackError(f"{written} takes no value", file=place.file, line=place.line)
+        found.append((name, value))
+    return found
+
+
+def _read_line(line: str, place: Place, base: str, constraint: bool, chain: tuple[tuple[str, str], ...],
+               found: Requirements) -> None:
+    text, options = _split(line)
+    text = text.strip()
+    parsed = _options(options, place) if options else []
+    for name, value in parsed:
+        assert value is not None or name in ("no-index", "prefer-binary", "require-hashes", "pre")
+        if name in ("requirement", "constraint"):
+            # pip: -r includes requirements, -c constraints, whatever the file that names them
+            target = os.path.join(base, value or "")  # an absolute path stays itself
+            if "://" in (value or ""):
+                raise StackError(f"{value} is a URL: compat reads only local files (download it first)",
+                                 file=place.file, line=place.line)
+            _read_file(target, name == "constraint", chain, found, place)
+        elif name == "editable":
+            found.entries.extend(_editable(value or "", place, constraint))
+        elif name in ("index-url", "extra-index-url"):
+            variant = pytorch_index(value or "")
+            if variant is not None:
+                found.indexes.append((variant, place))
+    if text:
+        found.entries.extend(_requirement(text, place, constraint))
+
+
+def _editable(target: str, place: Place, constraint: bool) -> list[Entry]:
+    if constraint:
+        raise StackError("editable requirements are not allowed as constraints (as pip says)", file=place.file,
+                         line=place.line)
+    if target.startswith(_VCS):
+        raise _no_version(target, place)
+    return _location(target, place, None)
+
+
+def _requirement(text: str, place: Place, constraint: bool) -> list[Entry]:
+    """The entries of one requirement: a PEP 508 line, or a place to install from."""
+    if _looks_like_location(text):
+        if constraint:
+            raise StackError(f"{text!r}: unnamed requirements are not allowed as constraints (as pip says)",
+                             file=place.file, line=place.line)
+        return _location(text, place, None)
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement as exc:
+        message = str(exc).splitlines()[0]
+        raise StackError(f"not a PEP 508 requirement ({message}): {text!r}", file=place.file,
+                         line=place.line) from None
+    if constraint and requirement.extras:
+        raise StackError(f"{text!r}: constraints cannot have extras (as pip says)", file=place.file, line=place.line)
+    if requirement.url:
+        return _location(requirement.url, place, requirement)
+    return [Entry(requirement, place, constraint)]
+
+
+def _looks_like_location(text: str) -> bool:
+    """Whether a line names a place (path, URL, archive) rather than a project,
+    as pip's parse_req_from_line tells them apart."""
+    head = text.split(";", 1)[0].strip()
+    if "@" in head.split("/", 1)[0] and not head.startswith((".", "/")):
+        return False  # name @ URL: a PEP 508 direct reference
+    return (
+        "://" in head
+        or head.startswith(("file:", ".", "/", "~"))
+        or "/" in head
+        or "\\" in head
+        or _TRAILING_EXTRAS.sub(r"\1", head).lower().endswith(_ARCHIVES)
+    )
+
+
+def _no_version(target: str, place: Place) -> StackError:
+    return StackError(
+        f"{target!r}: compat cannot tell which version a VCS checkout installs; pin the version instead "
+        "(name==1.2.3), or give it in a stack file's [packages]",
+        file=place.file,
+        line=place.line,
+    )
+
+
+def _location(written: str, place: Place, named: Requirement | None) -> list[Entry]:
+    """The entries of a requirement that names a place: a wheel or sdist is
+    the version its file name says; a project folder, its pyproject.toml's
+    requirements. `named` is the PEP 508 requirement of ``name @ URL``."""
+    marker = named.marker if named is not None else None
+    target = written.strip()
+    if named is None:
+        separator = "; " if "://" in target else ";"
+        if separator in target:
+            target, marker_text = target.split(separator, 1)
+            target = target.strip()
+            marker = _marker(marker_text, place)
+    if target.startswith(_VCS):
+        raise _no_version(target, place)
+    extras: set[str] = set(named.extras) if named is not None else set()
+    match = _TRAILING_EXTRAS.match(target)
+    if match and "://" not in target:
+        target = match.group(1)
+        extras |= {e.strip() for e in match.group(2)[1:-1].split(",") if e.strip()}
+    url = urlsplit(target)
+    if url.scheme in ("http", "https"):
+        filename = unquote(url.path.rsplit("/", 1)[-1])
+        return [_archive(filename, extras, marker, place, named, written)]
+    if url.scheme == "file":
+        from urllib.request import url2pathname
+
+        target = url2pathname(url.path)
+    elif url.scheme and len(url.scheme) > 1:
+        raise StackError(f"{written!r}: compat reads local paths and http(s) URLs, not {url.scheme}: URLs",
+                         file=place.file, line=place.line)
+    path = os.path.expanduser(target.split("#", 1)[0])
+    if os.path.isdir(path):
+        return _project(path, extras, marker, place)
+    if path.lower().endswith(_ARCHIVES):
+        return [_archive(os.path.basename(path), extras, marker, place, named, written)]
+    raise StackError(f"{written!r} is neither a project folder nor a wheel or sdist (no such folder)",
+                     file=place.file, line=place.line)
+
+
+def _marker(text: str, place: Place) -> Marker:
+    from packaging.markers import InvalidMarker, Marker
+
+    try:
+        return Marker(text.strip())
+    except InvalidMarker as exc:
+        raise StackError(f"not a PEP 508 marker ({str(exc).splitlines()[0]}): {text.strip()!r}", file=place.file,
+                         line=place.line) from None
+
+
+def _archive(filename: str, extras: set[str], marker: Marker | None, place: Place, named: Requirement | None,
+             written: str) -> Entry:
+    """A wheel or sdist: the version its file name gives, pinned."""
+    try:
+        if filename.lower().endswith(".whl"):
+            name, version, _, _ = parse_wheel_filename(filename)
+        else:
+            name, version = parse_sdist_filename(filename)
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        raise StackError(
+            f"{written!r}: compat cannot tell the version of what it installs (the file name {filename!r} is not "
+            "a wheel's or an sdist's); pin the version instead (name==1.2.3)",
+            file=place.file,
+            line=place.line,
+        ) from None
+    if named is not None and canonicalize_name(named.name) != name:
+        raise StackError(f"{written!r} is a file of {name}, not of {named.name}", file=place.file, line=place.line)
+    return Entry(_pinned(named.name if named else str(name), str(version), extras, marker), place)
+
+
+def _pinned(name: str, version: str, extras: set[str], marker: Marker | None) -> Requirement:
+    text = name + (f"[{','.join(sorted(extras))}]" if extras else "") + f"=={version}"
+    if marker is not None:
+        text += f"; {marker}"
+    return Requirement(text)
+
+
+def _project(folder: str, extras: set[str], marker: Marker | None, place: Place) -> list[Entry]:
+    """A local project (``-e .``): pip installs it and its requirements; compat
+    reads those from its pyproject.toml."""
+    from .pyproject import read_pyproject
+
+    pyproject = os.path.normpath(os.path.join(folder, "pyproject.toml"))
+    if not os.path.isfile(pyproject):
+        raise StackError(
+            f"{folder!r} is a project folder without a pyproject.toml: compat reads a project's requirements from "
+            "its [project] table only (give them in a requirements file instead)",
+            file=place.file,
+            line=place.line,
+        )
+    entries = read_pyproject(pyproject, extras=sorted(extras))
+    if marker is None:
+        return entries
+    return [e._replace(requirement=with_marker(e.requirement, str(marker))) for e in entries]
+
+
+def with_marker(requirement: Requirement, marker: str) -> Requirement:
+    """`requirement`, applying only where `marker` holds too.
+
+    >>> str(with_marker(Requirement('numpy>=2; python_version >= "3.11"'), 'sys_platform == "linux"'))
+    'numpy>=2; python_version >= "3.11" and sys_platform == "linux"'
+    """
+    combined = f"({requirement.marker}) and ({marker})" if requirement.marker else marker
+    copy = Requirement(str(requirement))
+    from packaging.markers import Marker
+
+    copy.marker = Marker(combined)
+    return copy
