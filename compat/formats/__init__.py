@@ -1,3 +1,6 @@
-"""Outputs: one module per format, each turning a Report into text."""
+"""Outputs: one module per format, each turning a result into text.
 
-FORMATS = ("text", "json")
+A check's report: `text`, `json`, `sarif`, `github` (workflow commands),
+`markdown_report`; the dependency graph: `graph`; an upgrade plan: `markdown`;
+resolved pins: `pinned` and `pylock`; a component of the database: `component`.
+"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..engine.findings import Finding, Report
+from ..engine.findings import Finding, Report, at_least
 
 _HEADINGS = (("error", "Errors", "red"), ("warning", "Warnings", "yellow"), ("info", "Notes", "cyan"))
 
@@ -13,14 +13,43 @@ def _plain(text: str, **_: object) -> str:
     return text
 
 
-def render(report: Report, *, color: bool = False, verbose: bool = False) -> str:
-    """Render the report; `color` adds ANSI styles (the CLI decides when)."""
+def render(report: Report, *, color: bool = False, verbose: bool = False, quiet: bool = False,
+           min_severity: str = "info") -> str:
+    """Render the report; `color` adds ANSI styles (the CLI decides when).
+
+    `min_severity` leaves out the findings below it; `quiet` shows the
+    errors and the verdict alone (for a hook or a CI log that only needs to
+    know what broke). Neither changes the verdict.
+    """
     if color:
         import click
 
         style: Callable[..., str] = click.style
     else:
         style = _plain
+    if quiet:
+        min_severity = "error"
+    shown = {f.id for f in at_least(report.active, min_severity)}
+    lines = [] if quiet else header(report, style)
+    for severity, heading, colour in _HEADINGS:
+        group = [f for f in report.findings if f.severity == severity and f.id in shown]
+        if not group:
+            continue
+        if lines:
+            lines.append("")
+        lines.append(style(f"{heading} ({len(group)})", fg=colour, bold=True))
+        for finding in group:
+            lines.extend(_finding(finding, style, colour))
+    if not quiet:
+        lines.extend(_explanation(report, style))
+    if lines:
+        lines.append("")
+    lines.append(verdict(report, style, hidden=len(report.active) - len(shown)))
+    return "\n".join(lines) + "\n"
+
+
+def header(report: Report, style: Callable[..., str] = _plain) -> list[str]:
+    """The stack's name, machine and packages."""
     stack = report.stack
     lines = []
     title = stack.path or "<stack>"
@@ -54,14 +83,12 @@ def render(report: Report, *, color: bool = False, verbose: bool = False) -> str
     lines.append("  " + " · ".join(machine))
     if report.packages:
         lines.append("  " + ", ".join(f"{n} {v}" for n, v in report.packages.items()))
-    for severity, heading, colour in _HEADINGS:
-        group = [f for f in report.findings if f.severity == severity and not f.suppressed]
-        if not group:
-            continue
-        lines.append("")
-        lines.append(style(f"{heading} ({len(group)})", fg=colour, bold=True))
-        for finding in group:
-            lines.extend(_finding(finding, style, colour))
+    return lines
+
+
+def _explanation(report: Report, style: Callable[..., str]) -> list[str]:
+    """Why the stack cannot be resolved, the changes that work, what was suppressed."""
+    lines: list[str] = []
     if report.explanation is not None:
         lines.append("")
         lines.append(style("Why it cannot be resolved", bold=True))
@@ -74,15 +101,18 @@ def render(report: Report, *, color: bool = False, verbose: bool = False) -> str
     if suppressed:
         lines.append("")
         lines.append(style(f"Suppressed ({len(suppressed)}): " + ", ".join(f.id for f in suppressed), dim=True))
-    lines.append("")
+    return lines
+
+
+def verdict(report: Report, style: Callable[..., str] = _plain, hidden: int = 0) -> str:
+    """``OK: 0 error(s), …`` or ``FAIL: …``, with the number of findings left out of the display."""
     counts = f"{len(report.errors)} error(s), {len(report.warnings)} warning(s), {len(report.infos)} note(s)"
     if report.ok:
-        verdict = style("OK", fg="green", bold=True)
+        word = style("OK", fg="green", bold=True)
     else:
         why = " (warnings fail under --strict)" if not report.errors else ""
-        verdict = style("FAIL", fg="red", bold=True) + why
-    lines.append(f"{verdict}: {counts}")
-    return "\n".join(lines) + "\n"
+        word = style("FAIL", fg="red", bold=True) + why
+    return f"{word}: {counts}" + (f" ({hidden} not shown)" if hidden else "")
 
 
 def _finding(finding: Finding, style: Callable[..., str], colour: str) -> list[str]:

@@ -1,0 +1,52 @@
+"""`compat detect`: a stack.toml for the machine compat runs on."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import CompatError
+from . import _db_option, _echo, _fail, cli
+
+DEFAULT_TIMEOUT = 60.0  # seconds (sources/detect.py's; importing it here would cost every command its imports)
+
+
+@cli.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the stack here (atomically: a complete file or none) instead of printing it.")
+@click.option("--python", "python", metavar="PATH",
+              help="Describe the environment of this interpreter (default: the one compat runs in).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds that nvidia-smi, rocm-smi and the torch import may each take before they are stopped.")
+@_db_option
+def detect(output: str | None, python: str | None, timeout: float, db_path: str | None) -> None:
+    """Write a stack.toml for this machine: Python, platform and glibc; the
+    tracked packages installed, with their build labels; the GPUs, their
+    count, compute capability and driver (nvidia-smi, or rocm-smi); and the
+    CUDA or ROCm version torch was built with. What cannot be found is left
+    out, with a note (on standard error and as a comment in the file)."""
+    from ..knowledge.database import Database
+    from ..sources.detect import detect as run_detect
+    from ..sources.detect import notes_of, render
+    from ..sources.stack import load_stack
+
+    try:
+        database = Database.load(db_path)
+        text = render(run_detect(python, timeout), database)
+    except CompatError as exc:
+        _fail(exc)
+    # What compat writes, compat must read back: a stack that does not load is compat's bug (exit 3), never a file.
+    from .. import _toml
+
+    try:
+        load_stack(_toml.loads(text, file="<detected>"), database)
+    except CompatError as exc:
+        raise RuntimeError(f"the detected stack does not load: {exc}") from exc
+    for note in notes_of(text):
+        click.echo(f"compat: note: {note}", err=True)
+    if output:
+        from .._files import write_atomic
+
+        write_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        _echo(text, nl=False)

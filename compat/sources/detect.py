@@ -1,0 +1,470 @@
+"""The machine compat runs on, as a stack: `compat detect`.
+
+Everything is asked of programs, never guessed: the Python interpreter
+(its version, platform, glibc and installed distributions, read inside it),
+``nvidia-smi`` (or ``rocm-smi``) for the GPUs and the driver, and torch, in
+a process of its own, for the CUDA or ROCm version its build targets. Each
+program runs with a time limit; one that is missing, fails, hangs or prints
+what cannot be read leaves a note, never a crash, and the stack says only
+what was found.
+
+Several GPUs of different models: a stack names one GPU (docs/stack-toml.md,
+``[hardware]``), so it names the one of the lowest compute capability, on
+which every feature the stack turns on must run, and ``count`` is every GPU
+of the machine; a comment lists them all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import InvalidVersion, Version
+
+from .._names import normalize
+from ..errors import CompatError
+from ..knowledge.catalog import parse_compute_capability
+
+if TYPE_CHECKING:
+    from ..knowledge.catalog import Gpu
+    from ..knowledge.database import Database
+
+__all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "render", "DEFAULT_TIMEOUT"]
+
+DEFAULT_TIMEOUT = 60.0  # seconds for each program (importing torch can take a while on a cold disk)
+MAX_OUTPUT = 1024 * 1024  # characters of a program's output that are read
+NVIDIA_QUERY = ("--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader")
+# Drivers before 510 do not know the compute_cap field: the name then gives it, through the catalog.
+NVIDIA_QUERY_OLD = ("--query-gpu=name,driver_version", "--format=csv,noheader")
+ROCM_QUERY = ("--showproductname", "--json")
+_DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
+_NOT_AVAILABLE = ("[n/a]", "n/a", "[not supported]", "")
+# Imports torch, which may fail in any way (a missing libcuda, a broken
+# wheel): the failure is reported, not raised.
+_PROBE_TORCH = """
+import json, os, sys
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]  # the current folder: a torch/ folder there is not the installed torch
+try:
+    import torch
+    v = getattr(torch, "version", None)
+    out = {"version": str(getattr(torch, "__version__", "")), "cuda": getattr(v, "cuda", None),
+           "hip": getattr(v, "hip", None)}
+except BaseException as exc:
+    out = {"error": (type(exc).__name__ + ": " + str(exc)).splitlines()[0][:300]}
+print(json.dumps(out))
+"""
+
+
+class DetectError(CompatError):
+    """The machine cannot be described as a stack (exit 2)."""
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One GPU as its vendor's tool prints it."""
+
+    vendor: str  # "nvidia" or "amd"
+    name: str
+    compute_capability: Version | None = None
+    driver: str | None = None
+    gfx_target: str | None = None
+
+
+@dataclass
+class Tool:
+    """What running one program gave: its output, or why there is none."""
+
+    output: str | None
+    problem: str | None = None
+
+
+@dataclass
+class Machine:
+    """What detection found; `notes` say what it could not find, and why."""
+
+    python: str | None = None
+    platform: str | None = None
+    glibc: str | None = None
+    distributions: dict[str, str] = field(default_factory=dict)
+    gpus: list[GpuReading] = field(default_factory=list)
+    gpu_tool: str | None = None  # "nvidia-smi" or "rocm-smi", whichever found the GPUs
+    torch: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _clean(text: str, limit: int = 200) -> str:
+    """A program's text as one printable line (for a note or a TOML comment)."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def run(argv: Sequence[str], timeout: float) -> Tool:
+    """Run `argv` for at most `timeout` seconds, in a session of its own so
+    that a program that hangs is killed with every process it started (a
+    wrapper script's children would otherwise hold the pipes open)."""
+    name = os.path.basename(argv[0])
+    try:
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+    except FileNotFoundError:
+        return Tool(None, f"{name} is not installed (not on PATH)")
+    except OSError as exc:
+        return Tool(None, f"{name} could not be started: {exc.strerror or exc}")
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        process.communicate()
+        return Tool(None, f"{name} did not answer within {timeout:g} s (stopped)")
+    stdout = out.decode("utf-8", "replace")[:MAX_OUTPUT]
+    if process.returncode != 0:
+        said = _clean(stdout.strip().splitlines()[0] if stdout.strip() else err.decode("utf-8", "replace"))
+        return Tool(stdout, f"{name} failed (exit {process.returncode})" + (f": {said}" if said else ""))
+    return Tool(stdout)
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            process.kill()
+    except OSError:
+        pass
+
+
+def parse_nvidia_smi(text: str, with_compute_capability: bool = True) -> list[GpuReading]:
+    """The GPUs of ``nvidia-smi --query-gpu=name,compute_cap,driver_version
+    --format=csv,noheader``: one line each, ``name, 9.0, 580.95.05``. A line
+    that is not of that shape is a ValueError (the output is not trusted).
+
+    >>> parse_nvidia_smi("NVIDIA H100 80GB HBM3, 9.0, 580.95.05\\n")[0].compute_capability
+    <Version('9.0')>
+    """
+    fields = 3 if with_compute_capability else 2
+    gpus = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.rsplit(",", fields - 1)]
+        if len(parts) != fields or not parts[0] or not parts[0].isprintable():
+            raise ValueError(f"line {number} is not 'name, {'compute capability, ' * with_compute_capability}driver': "
+                             f"{_clean(line, 80)!r}")
+        name, driver = parts[0], parts[-1]
+        capability = None
+        if with_compute_capability and parts[1].lower() not in _NOT_AVAILABLE:
+            try:
+                capability = parse_compute_capability(parts[1])
+            except ValueError:
+                raise ValueError(f"line {number}: {_clean(parts[1], 40)!r} is not a compute capability") from None
+        if driver.lower() in _NOT_AVAILABLE:
+            driver = None
+        elif not _DOTTED.fullmatch(driver):
+            raise ValueError(f"line {number}: {_clean(driver, 40)!r} is not a driver version")
+        gpus.append(GpuReading("nvidia", name, capability, driver))
+    return gpus
+
+
+def parse_rocm_smi(text: str) -> list[GpuReading]:
+    """The GPUs of ``rocm-smi --showproductname --json``: an object with a
+    ``cardN`` member per GPU, whose ``Card series`` (``Card Series`` in some
+    releases) is the product name and ``GFX Version`` its target. rocm-smi
+    may print warnings before the object, and exits 0 when it fails: no
+    object is a ValueError.
+
+    >>> [g.name for g in parse_rocm_smi('{"card0": {"Card series": "AMD Instinct MI300X"}}')]
+    ['AMD Instinct MI300X']
+    """
+    start = text.find("{")
+    if start < 0:
+        first = text.strip().splitlines()[0] if text.strip() else "nothing"
+        raise ValueError(f"no GPU list in its output (it printed {_clean(first, 120)!r})")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        raise ValueError("its output is not the JSON it prints with --json") from None
+    if not isinstance(data, dict):
+        raise ValueError("its output is not a JSON object")
+    cards = sorted((k for k in data if re.fullmatch(r"card[0-9]+", k)), key=lambda k: int(k[4:]))
+    gpus = []
+    for card in cards:
+        fields = {str(k).lower(): v for k, v in data[card].items()} if isinstance(data[card], dict) else {}
+        name = next((str(fields[k]) for k in ("card series", "card model")
+                     if isinstance(fields.get(k), str) and fields[k].strip()
+                     and not fields[k].lower().startswith("0x") and fields[k].lower() not in _NOT_AVAILABLE), None)
+        if name is None or not name.isprintable():
+            raise ValueError(f"{card} has no product name")
+        gfx = fields.get("gfx version")
+        gpus.append(GpuReading("amd", name.strip(), gfx_target=gfx if isinstance(gfx, str) and gfx else None))
+    return gpus
+
+
+def _ask_nvidia(timeout: float, notes: list[str]) -> list[GpuReading]:
+    path = shutil.which("nvidia-smi")
+    if path is None:
+        notes.append("nvidia-smi is not on PATH: no NVIDIA GPU detected")
+        return []
+    tool = run([path, *NVIDIA_QUERY], timeout)
+    old_driver = tool.problem is not None and "compute_cap" in (tool.output or "") + tool.problem
+    if old_driver:
+        tool = run([path, *NVIDIA_QUERY_OLD], timeout)
+    if tool.problem is not None:
+        notes.append(f"{tool.problem}: no NVIDIA GPU detected")
+        return []
+    try:
+        gpus = parse_nvidia_smi(tool.output or "", with_compute_capability=not old_driver)
+    except ValueError as exc:
+        notes.append(f"nvidia-smi printed what compat cannot read ({exc}): no NVIDIA GPU detected")
+        return []
+    if not gpus:
+        notes.append("nvidia-smi lists no GPU")
+    return gpus
+
+
+def _ask_amd(timeout: float, notes: list[str]) -> list[GpuReading]:
+    path = shutil.which("rocm-smi")
+    if path is None:
+        notes.append("rocm-smi is not on PATH: no AMD GPU detected")
+        return []
+    tool = run([path, *ROCM_QUERY], timeout)
+    if tool.problem is not None:
+        notes.append(f"{tool.problem}: no AMD GPU detected")
+        return []
+    try:
+        gpus = parse_rocm_smi(tool.output or "")
+    except ValueError as exc:
+        notes.append(f"rocm-smi: {exc}: no AMD GPU detected")
+        return []
+    if not gpus:
+        notes.append("rocm-smi lists no GPU")
+    return gpus
+
+
+def _probe(python: str, code: str, timeout: float) -> tuple[dict[str, Any] | None, str | None]:
+    """Run `code` in `python`; its last line of output, as JSON, or why not."""
+    tool = run([python, "-c", code], timeout)
+    if tool.problem is not None:
+        return None, tool.problem
+    lines = (tool.output or "").strip().splitlines()
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return None, f"{os.path.basename(python)} printed no answer compat can read"
+    return data, None
+
+
+def _environment(python: str | None, machine: Machine) -> None:
+    """Python, platform, glibc and distributions, as the interpreter itself
+    lists them (sources/environment.py, which `compat check --env` reads too)."""
+    from .environment import read_environment
+
+    environment = read_environment(python)
+    release = (_version(environment.python, 3) or "").split(".")
+    if len(release) < 2 or release[0] != "3":
+        raise DetectError(f"the interpreter says it is Python {_clean(environment.python, 40)}: not a CPython 3 "
+                          "version a stack can give", file=environment.interpreter)
+    machine.python = ".".join((*release, "0")[:3])
+    if environment.python != machine.python:  # 3.14.0rc1, a development build
+        machine.notes.append(f"Python {_clean(environment.python, 40)} is written as {machine.python}")
+    implementation = environment.markers.get("implementation_name")
+    if implementation != "cpython":
+        machine.notes.append(f"the interpreter is {_clean(str(implementation), 40)}, not CPython: "
+                             "a stack describes CPython, whose wheels may differ")
+    machine.platform = environment.platform
+    if machine.platform is None:
+        raise DetectError(f"this machine ({_clean(environment.markers.get('sys_platform', '?'), 40)} "
+                          f"{_clean(environment.markers.get('platform_machine', '?'), 40)}) is not a platform a "
+                          "stack can describe (linux-x86_64, linux-aarch64, macos-arm64, macos-x86_64, "
+                          "windows-x86_64)", file=environment.interpreter)
+    if environment.glibc and re.fullmatch(r"2\.[0-9]+", environment.glibc):
+        machine.glibc = environment.glibc
+    elif machine.platform.startswith("linux"):
+        machine.notes.append("the C library is not glibc (or did not say its version): [system] glibc is left out")
+    for distribution in environment.distributions:
+        if distribution.error is None:
+            machine.distributions.setdefault(normalize(distribution.name), distribution.version)
+
+
+def detect_gpus(timeout: float = DEFAULT_TIMEOUT) -> tuple[list[GpuReading], str | None, list[str]]:
+    """The GPUs nvidia-smi lists, else those rocm-smi lists (a stack targets
+    one vendor); the tool that found them; and notes on what failed."""
+    notes: list[str] = []
+    gpus, tool = _ask_nvidia(timeout, notes), "nvidia-smi"
+    if not gpus:
+        gpus, tool = _ask_amd(timeout, notes), "rocm-smi"
+    if not gpus:
+        return [], None, notes
+    # the other vendor's tool, missing or failing, is no news once these were found
+    return gpus, tool, [n for n in notes if n.startswith(tool)]
+
+
+def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Machine:
+    """Ask the interpreter (`python`, by default this one), the GPU tools and torch."""
+    machine = Machine()
+    interpreter = python or sys.executable
+    _environment(interpreter, machine)
+    machine.gpus, machine.gpu_tool, notes = detect_gpus(timeout)
+    machine.notes += notes
+    if "torch" in machine.distributions:
+        data, problem = _probe(interpreter, _PROBE_TORCH, timeout)
+        if data is None or "error" in data:
+            why = problem if data is None else data["error"]
+            machine.notes.append(f"torch is installed but could not be imported ({_clean(str(why), 200)}): "
+                                 "the CUDA version its build targets is unknown")
+        else:
+            machine.torch = data
+    else:
+        machine.notes.append("torch is not installed: the CUDA version the installed wheels target is unknown")
+    return machine
+
+
+# -- the stack ------------------------------------------------------------------
+
+
+def _string(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value)
+
+
+def _tracked(db: Database) -> set[str]:
+    """The packages a detected stack lists: the database's curated components
+    and the packages `compat db sync` tracks (not every dependency it holds)."""
+    curated = {f[: -len(".toml")] for f in os.listdir(db.constraints_dir)
+               if f.endswith(".toml") and not f.startswith("_")}
+    graph = db.graph()
+    if graph:
+        return curated | set(graph.get("tracked", ()))
+    return curated | {n for n in db.names() if (c := db.component(n)) is not None and c.tracked}
+
+
+def _version(text: str | None, parts: int = 2) -> str | None:
+    """``"13.0"`` of torch's ``"13.0"``, ``"6.4"`` of ``"6.4.43482-0f2d60242"``."""
+    match = re.match(r"([0-9]+(?:\.[0-9]+)*)", text or "")
+    if not match:
+        return None
+    return ".".join(match.group(1).split(".")[:parts])
+
+
+def _choose(gpus: list[GpuReading]) -> GpuReading:
+    """The GPU a stack names: the one of the lowest compute capability (the
+    first listed when none is known, or all are alike)."""
+    known = [g for g in gpus if g.compute_capability is not None]
+    return min(known, key=lambda g: g.compute_capability) if known else gpus[0]  # type: ignore[arg-type,return-value]
+
+
+def _hardware(machine: Machine, db: Database, notes: list[str]) -> tuple[list[str], str | None]:
+    """The [hardware] lines, and the accelerator the GPUs are (cuda, rocm or None)."""
+    if not machine.gpus:
+        return [], None
+    tool = machine.gpu_tool or "nvidia-smi"
+    chosen = _choose(machine.gpus)
+    accelerator = "cuda" if chosen.vendor == "nvidia" else "rocm"
+    lines = []
+    counts = Counter(g.name for g in machine.gpus)
+    if len(counts) > 1:
+        listed = ", ".join(f"{n} x {_clean(name, 80)}" for name, n in sorted(counts.items()))
+        notes.append(f"{tool} lists different GPUs ({listed}): the stack names {_clean(chosen.name, 80)}, the one of "
+                     "the lowest compute capability, which every feature must run on, and counts them all; "
+                     "edit it if the deployment uses only some of them")
+    match = db.catalog.match(chosen.name)
+    gpu: Gpu | None = match.gpu
+    said = f"{tool}: {_clean(chosen.name, 80)}"
+    if chosen.compute_capability is not None:
+        said += f", compute capability {chosen.compute_capability}"
+    if gpu is not None and chosen.compute_capability is not None and gpu.compute_capability != chosen.compute_capability:
+        notes.append(f"{tool} names {_clean(chosen.name, 80)} with compute capability {chosen.compute_capability}, "
+                     f"but the catalog's {gpu.name} has {gpu.compute_capability}: the compute capability is written, "
+                     "not the name")
+        gpu = None
+    if gpu is not None:
+        lines.append(f"gpu = {_string(gpu.name)}  # {said}")
+    else:
+        if match.ambiguous:
+            candidates = ", ".join(g.name for g in match.candidates[:6])
+            notes.append(f"the GPU catalog cannot tell which GPU {_clean(chosen.name, 80)} is ({candidates})")
+        elif not match.candidates:
+            notes.append(f"the GPU catalog does not know {_clean(chosen.name, 80)}")
+        if chosen.compute_capability is not None:
+            lines.append(f"compute_capability = {_string(str(chosen.compute_capability))}  # {said}")
+        else:
+            lines.append(f"accelerator = {_string(accelerator)}  # {said}")
+    lines.append(f"count = {len(machine.gpus)}")
+    return lines, accelerator
+
+
+def _system(machine: Machine, accelerator: str | None, notes: list[str]) -> list[str]:
+    lines = [f"python = {_string(machine.python or '')}", f"platform = {_string(machine.platform or '')}"]
+    if machine.glibc:
+        lines.append(f"glibc = {_string(machine.glibc)}")
+    torch = machine.torch or {}
+    build = f"torch {torch.get('version')}"
+    cuda, rocm = _version(torch.get("cuda")), _version(torch.get("hip"))
+    if cuda and accelerator == "rocm":
+        notes.append(f"{build} is built for CUDA {cuda}, but the GPUs are AMD's: [system] cuda is left out")
+    elif cuda:
+        lines.append(f"cuda = {_string(cuda)}  # the CUDA {build} was built with")
+    if rocm and accelerator == "cuda":
+        notes.append(f"{build} is built for ROCm {rocm}, but the GPUs are NVIDIA's: [system] rocm is left out")
+    elif rocm:
+        lines.append(f"rocm = {_string(rocm)}  # the ROCm {build} was built with")
+    if machine.torch is not None and not cuda and not rocm:
+        notes.append(f"{build} is a CPU build: no CUDA or ROCm version to write")
+    drivers = sorted({g.driver for g in machine.gpus if g.driver}, key=Version)
+    if drivers and accelerator == "cuda":
+        lines.append(f"driver = {_string(drivers[0])}  # nvidia-smi")
+        if len(drivers) > 1:
+            notes.append(f"nvidia-smi lists several drivers ({', '.join(drivers)}): the oldest is written")
+    elif accelerator == "cuda":
+        notes.append("nvidia-smi did not give the driver version: [system] driver is left out")
+    return lines
+
+
+def _packages(machine: Machine, db: Database, notes: list[str]) -> list[str]:
+    tracked = _tracked(db)
+    lines = []
+    for name in sorted(n for n in machine.distributions if n in tracked):
+        version = machine.distributions[name]
+        try:
+            Version(version)
+        except InvalidVersion:
+            notes.append(f"{name} {_clean(version, 40)} is installed, but that is not a PEP 440 version: left out")
+            continue
+        lines.append(f"{name} = {_string(version)}")
+    if not lines:
+        notes.append("none of the packages the database tracks is installed in this environment")
+    return lines
+
+
+def render(machine: Machine, db: Database) -> str:
+    """The stack.toml of `machine`: every fact with where it came from, and
+    the notes (what could not be found, and why) as comments at the top."""
+    notes = list(machine.notes)
+    hardware, accelerator = _hardware(machine, db, notes)
+    system = _system(machine, accelerator, notes)
+    packages = _packages(machine, db, notes)
+    head = ["# This machine's stack, as `compat detect` found it. Check it with `compat check FILE`."]
+    if notes:
+        head.append("#")
+        head += [f"# note: {_clean(note, 400)}" for note in notes]
+    body = ["", "[stack]", f"description = {_string('detected by compat detect')}", "", "[system]", *system]
+    if hardware:
+        body += ["", "[hardware]", *hardware]
+    body += ["", "[packages]", *packages]
+    return "\n".join(head + body) + "\n"
+
+
+def notes_of(text: str) -> list[str]:
+    """The notes a rendered stack carries (what `compat detect` also prints on standard error)."""
+    return [line[len("# note: "):] for line in text.splitlines() if line.startswith("# note: ")]
