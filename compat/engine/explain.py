@@ -1,10 +1,15 @@
 """Why a stack cannot be resolved, as a short derivation in plain English.
 
 From resolvelib's causes (the requirements that could not be met together)
-and the dependency edges the provider saw, a graph (networkx, imported only
-here) gives each cause its shortest chain back to the stack file. Steps that
-say the same thing twice are dropped; virtual packages read as facts about
-the machine ("the A100 80GB's compute capability is 8.0").
+and the dependency edges the provider saw, a graph gives each cause its
+shortest chain back to the stack file. Steps that say the same thing twice
+are dropped; virtual packages read as facts about the machine ("the A100
+80GB's compute capability is 8.0").
+
+The graph is the few hundred releases one resolution looked at, and the
+chain a breadth-first walk of it: a failing check is where compat must be
+fastest, and importing networkx for one shortest path would cost more than
+the rest of the explanation and the suggestions together.
 """
 
 from __future__ import annotations
@@ -116,21 +121,19 @@ def _machine_fact(stack: Stack, name: str) -> str:
 
 def explain(stack: Stack, resolution: Resolution, db: Database | None = None) -> Derivation:
     """The derivation of a failed resolution."""
-    import networkx as nx
-
     from .facts import StackFacts
 
     facts = StackFacts(stack, {})
 
-    graph = nx.DiGraph()
-    graph.add_node(ROOT)
+    # node -> {next node: the requirement on that edge, or None}
+    graph: dict[str, dict[str, Need | None]] = {ROOT: {}}
     for package, version, needs in resolution.provider.tried():
         parent = f"{package} {version}"
-        graph.add_edge(package, parent)  # a package, then the release of it that was tried
+        graph.setdefault(package, {}).setdefault(parent, None)  # a package, then the release of it that was tried
         for need in needs:
-            graph.add_edge(parent, need.name, need=need)
+            graph.setdefault(parent, {})[need.name] = need
     for spec in stack.packages.values():
-        graph.add_edge(ROOT, spec.name, need=Need(spec.name, spec.specifier, spec.extras))
+        graph[ROOT][spec.name] = Need(spec.name, spec.specifier, spec.extras)
 
     derivation = Derivation()
     seen: set[str] = set()
@@ -144,12 +147,9 @@ def explain(stack: Stack, resolution: Resolution, db: Database | None = None) ->
         chain: list[Step] = []
         parent = need.parent
         if parent is not None and parent in graph:
-            try:
-                path = nx.shortest_path(graph, ROOT, parent)
-            except (nx.NetworkXNoPath, nx.NodeNotFound):
-                path = []
+            path = _shortest_path(graph, ROOT, parent)
             for a, b in zip(path, path[1:]):
-                step_need = (graph.get_edge_data(a, b) or {}).get("need")
+                step_need = graph[a][b]
                 if step_need is not None:
                     chain.append(_step(step_need, db))
         chain.append(_step(need, db))
@@ -171,6 +171,27 @@ def explain(stack: Stack, resolution: Resolution, db: Database | None = None) ->
     else:
         derivation.conclusion = f"no set of versions of {', '.join(names)} satisfies these together, so the stack cannot be resolved"
     return derivation
+
+
+def _shortest_path(graph: dict[str, dict[str, Need | None]], source: str, target: str) -> list[str]:
+    """The nodes of a shortest path from `source` to `target` (breadth first,
+    edges in the order they were seen), or [] when there is none."""
+    before: dict[str, str] = {source: source}
+    frontier = [source]
+    while frontier and target not in before:
+        reached = []
+        for node in frontier:
+            for following in graph.get(node, ()):
+                if following not in before:
+                    before[following] = node
+                    reached.append(following)
+        frontier = reached
+    if target not in before:
+        return []
+    path = [target]
+    while path[-1] != source:
+        path.append(before[path[-1]])
+    return path[::-1]
 
 
 def _collapse(chain: list[Step]) -> list[Step]:

@@ -1,0 +1,126 @@
+"""`compat upgrade`, `compat diff` and `compat outdated`: what moving a stack takes and brings."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import CompatError
+from . import _db_option, _echo, _fail, _use_color, cli
+
+if TYPE_CHECKING:
+    from ..engine.plan import OutdatedReport, Plan
+    from ..knowledge.database import Database
+    from ..sources.stack import Stack
+
+_format = click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+                       show_default=True, help="text for people; json; markdown for a pull-request comment.")
+_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
+                       help="Write the report here (atomically) instead of printing it.")
+_ignore = click.option("--ignore", "ignore", multiple=True, metavar="ID",
+                       help="Suppress a finding by ID in the checks (repeatable; * and ? allowed).")
+
+
+@cli.command()
+@click.argument("stack", type=click.Path(dir_okay=False))
+@click.option("--to", "targets", multiple=True, required=True, metavar="SPEC",
+              help="What to reach: vllm==0.33.0, transformers>=5.20, or vllm for its newest release that can work "
+                   "(repeatable; python==3.12, cuda==13.0 and driver==580 name the machine).")
+@_output
+@_format
+@_ignore
+@_db_option
+def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, ignore: tuple[str, ...],
+            db_path: str | None) -> None:
+    """Plan the upgrade of STACK to each --to: the fewest changes that reach
+    it and pass a check (what moves, and why), and every known issue fixed or
+    introduced, behaviour change and note it crosses that applies to this
+    stack. Exit 0 with a plan, 1 when none reaches the target."""
+    from ..engine.upgrade import parse_targets
+    from ..engine.upgrade import upgrade as plan_upgrade
+
+    try:
+        database, loaded, patterns = _load(stack, db_path, ignore)
+        plan = plan_upgrade(loaded, database, parse_targets(targets, loaded, database), ignore=patterns)
+    except CompatError as exc:
+        _fail(exc)
+    _show(plan, fmt, output)
+    sys.exit(plan.exit_code)
+
+
+@cli.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@_output
+@_format
+@_ignore
+@_db_option
+def diff(old: str, new: str, output: str | None, fmt: str, ignore: tuple[str, ...], db_path: str | None) -> None:
+    """What moves from OLD to NEW (two stack files, such as the two sides of a
+    pull request) and what it changes for NEW: the same report as upgrade.
+    Exit 0 if NEW passes a check, 1 if not."""
+    from ..engine.upgrade import diff as plan_diff
+    from ..sources.stack import load_stack
+
+    try:
+        database, before, patterns = _load(old, db_path, ignore)
+        plan = plan_diff(before, load_stack(new, database), database, ignore=patterns)
+    except CompatError as exc:
+        _fail(exc)
+    _show(plan, fmt, output)
+    sys.exit(plan.exit_code)
+
+
+@cli.command()
+@click.argument("stack", type=click.Path(dir_okay=False))
+@_output
+@_format
+@_ignore
+@_db_option
+def outdated(stack: str, output: str | None, fmt: str, ignore: tuple[str, ...], db_path: str | None) -> None:
+    """For each package of STACK: the newest release it could move to without
+    breaking anything else, and the newest release of all with what blocks it."""
+    from ..engine.upgrade import outdated as find_outdated
+
+    try:
+        database, loaded, patterns = _load(stack, db_path, ignore)
+        report = find_outdated(loaded, database, ignore=patterns)
+    except CompatError as exc:
+        _fail(exc)
+    _show(report, fmt, output)
+
+
+def _load(stack: str, db_path: str | None, ignore: tuple[str, ...]) -> tuple[Database, Stack, tuple[str, ...]]:
+    """The database, the stack and the --ignore patterns (each a CompatError when bad)."""
+    from ..knowledge.database import Database
+    from ..sources.stack import check_ignore, load_stack
+
+    database = Database.load(db_path)
+    return database, load_stack(stack, database), check_ignore(ignore)
+
+
+def _show(result: Plan | OutdatedReport, fmt: str, output: str | None) -> None:
+    from ..engine.plan import Plan
+
+    color = fmt == "text" and output is None and _use_color(sys.stdout.isatty())
+    if fmt == "markdown":
+        from ..formats import markdown
+
+        text = markdown.render_plan(result) if isinstance(result, Plan) else markdown.render_outdated(result)
+    else:
+        from ..formats import plan as formats
+
+        if fmt == "json":
+            text = formats.render_json(result) if isinstance(result, Plan) else formats.render_outdated_json(result)
+        else:
+            text = formats.render_text(result, color=color) if isinstance(result, Plan) \
+                else formats.render_outdated_text(result)
+    if output:
+        from .._files import write_atomic
+
+        write_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        _echo(text, nl=False, color=color)
