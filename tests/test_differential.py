@@ -32,6 +32,7 @@ from compat.engine.resolver import resolve
 
 from .conftest import installed
 from .stubs import build_index, write_wheel
+from .test_resolve import synthetic_database
 
 # The default run compares a bounded sample; `pytest -m slow` runs the full 200.
 PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "20"))
@@ -180,19 +181,12 @@ def _synthetic_database(root: Path, depth: int, width: int) -> Database:
     version v of the next, and the last link's version v needs anchor==v. With
     anchor pinned to 1.0, every newest choice fails at the bottom of the
     chain, and only backtracking every level down to 1.0 resolves."""
-    (root / "constraints").mkdir(parents=True)
-    (root / "constraints" / "_sources.toml").write_text("schema = 1\n")
-    (root / "gpus.toml").write_text(Path(Database.load().root, "gpus.toml").read_text())
-    (root / "metadata").mkdir()
-    for level in range(depth + 1):
-        name = f"chain-{level}" if level < depth else "anchor"
-        lines = [json.dumps({"schema": 1, "name": name, "index": "synthetic", "taken": "2026-12-02"})]
-        for v in range(1, width + 1):
-            following = f"chain-{level + 1}" if level + 1 < depth else "anchor"
-            requires = [] if level == depth else [f"{following}=={v}.0"]
-            lines.append(json.dumps({"version": f"{v}.0", "requires_dist": requires}))
-        (root / "metadata" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
-    return Database.load(root)
+    links = [f"chain-{level}" for level in range(depth)] + ["anchor"]
+    packages = {
+        name: {f"{v}.0": [f"{following}=={v}.0"] if following else [] for v in range(1, width + 1)}
+        for name, following in zip(links, [*links[1:], None])
+    }
+    return synthetic_database(root, packages, gpus=True)
 
 
 @pytest.mark.parametrize("depth,width,pin", [(d, w, p) for d in (3, 6, 9) for w in (2, 4) for p in (None, "2.0")][:SYNTHETIC])

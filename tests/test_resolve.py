@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
-from compat import check
+from compat import Database, ResolutionTooComplex, check, load_stack
 from compat.cli import cli
+from compat.engine.resolver import StackProvider, resolve
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, ROOT
 
 VLLM_AND_SGLANG = '[system]\npython = "3.12"\ncuda = "13.0"\n[packages]\nvllm = "0.32.0"\nsglang = "0.5.22"\n'
 
@@ -81,6 +90,159 @@ def test_max_rounds_budget_is_a_clear_exit_2(tmp_path):
     assert run("check", EXAMPLES / "h200-vllm.toml", "--max-rounds", "1").exit_code == 2
 
 
+def synthetic_database(root: Path, packages: dict[str, dict[str, list[str]]], *, gpus: bool = False) -> Database:
+    """A database of snapshots alone: package -> version -> its Requires-Dist
+    (with `gpus`, the bundled GPU catalog too, for stacks that name a GPU)."""
+    (root / "constraints").mkdir(parents=True)
+    (root / "constraints" / "_sources.toml").write_text("schema = 1\n")
+    (root / "metadata").mkdir()
+    if gpus:
+        (root / "gpus.toml").write_text((ROOT / "data" / "gpus.toml").read_text())
+    for name, releases in packages.items():
+        lines = [json.dumps({"schema": 1, "name": name, "index": "synthetic", "taken": "2026-12-02"})]
+        lines += [json.dumps({"version": version, "requires_dist": needs}) for version, needs in releases.items()]
+        (root / "metadata" / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    return Database.load(root)
+
+
+def _stack(db: Database, packages: dict[str, str]):
+    return load_stack({"system": {"python": "3.12"}, "packages": packages}, db)
+
+
+def _pins(resolution) -> dict[str, str]:
+    return {name: str(candidate.version) for name, candidate in resolution.versions.items()}
+
+
+# tool needs base 2.0; app 2.0 needs lib 2.0, which needs base 1.0: app must step back to 1.0.
+STEP_BACK = {
+    "app": {"1.0": [], "2.0": ["lib==2.0"]},
+    "lib": {"2.0": ["base<=1.0"]},
+    "base": {"1.0": [], "2.0": []},
+    "tool": {"1.0": ["base==2.0"]},
+}
+
+
+def test_the_budget_counts_rounds(tmp_path):
+    # resolvelib's own budget also sized its optimistic backjumping: this
+    # stack, solved in 7 rounds, was a conflict under budgets of 7 to 49
+    db = synthetic_database(tmp_path / "db", STEP_BACK)
+    stack = _stack(db, {"app": ">=1", "tool": ">=1"})
+    solved = resolve(stack, db)
+    assert solved.ok and _pins(solved) == {"app": "1.0", "tool": "1.0", "base": "2.0"}
+    rounds = solved.rounds
+    for budget in (rounds, rounds + 1, 2 * rounds, 7 * rounds, 100 * rounds):
+        again = resolve(stack, db, max_rounds=budget)
+        assert (again.ok, _pins(again), again.rounds) == (True, _pins(solved), rounds), budget
+    with pytest.raises(ResolutionTooComplex, match=f"after {rounds - 1} rounds"):
+        resolve(stack, db, max_rounds=rounds - 1)
+
+
+def test_a_dependency_cycle_left_behind_is_no_crash(tmp_path):
+    # app 2.0 pulls in a cycle, then steps back to 1.0, which needs none of it:
+    # resolvelib's own walk of what is still needed recursed without end there
+    db = synthetic_database(tmp_path / "db", {
+        "app": {"1.0": [], "2.0": ["plugin", "cycle-a"]},
+        "plugin": {"1.0": ["app<2"]},
+        "cycle-a": {"1.0": ["cycle-b"]},
+        "cycle-b": {"1.0": ["cycle-a"]},
+    })
+    resolution = resolve(_stack(db, {"app": ">=1"}), db)
+    assert resolution.ok and _pins(resolution) == {"app": "1.0"}
+
+
+def test_each_requirement_is_judged_once_per_candidate(tmp_path, monkeypatch):
+    # resolvelib asks every round whether each pin meets each requirement on it
+    judged: dict[tuple[int, int], int] = {}
+    asked = 0
+    satisfies, is_satisfied_by = StackProvider._satisfies, StackProvider.is_satisfied_by
+
+    def counting_judge(requirement, candidate):
+        key = (id(requirement), id(candidate))
+        judged[key] = judged.get(key, 0) + 1
+        return satisfies(requirement, candidate)
+
+    def counting_question(self, requirement, candidate):
+        nonlocal asked
+        asked += 1
+        return is_satisfied_by(self, requirement, candidate)
+
+    monkeypatch.setattr(StackProvider, "_satisfies", staticmethod(counting_judge))
+    monkeypatch.setattr(StackProvider, "is_satisfied_by", counting_question)
+    chain = {f"link-{n}": {f"{v}.0": [f"link-{n + 1}=={v}.0"] for v in (1, 2, 3)} for n in range(8)}
+    chain["link-8"] = {"1.0": [], "2.0": [], "3.0": []}
+    db = synthetic_database(tmp_path / "db", chain)
+    resolution = resolve(_stack(db, {"link-0": ">=1", "link-8": "1.0"}), db)
+    assert resolution.ok and set(_pins(resolution).values()) == {"1.0"}
+    assert max(judged.values()) == 1
+    assert asked > 2 * len(judged)
+
+
+# -- the resolver against every assignment of versions, on small random databases ----------------
+
+OPERATORS = ("==", "!=", ">=", "<=", "<", ">")
+
+
+@st.composite
+def universes(draw):
+    """A few packages of a few releases, each needing others at some bound, and the stack's ranges."""
+    names = [f"p{i}" for i in range(draw(st.integers(2, 5)))]
+    packages = {}
+    for name in names:
+        releases = {}
+        for version in range(1, draw(st.integers(1, 4)) + 1):
+            others = draw(st.lists(st.sampled_from([n for n in names if n != name]), max_size=2, unique=True))
+            releases[f"{version}.0"] = [f"{o}{draw(st.sampled_from(OPERATORS))}{draw(st.integers(1, 4))}.0" for o in others]
+        packages[name] = releases
+    roots = draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))
+    # ranges that admit a release (one that admits none is not judged: docs/resolve.md)
+    return packages, {name: draw(st.sampled_from([">=1", f"<={len(packages[name])}.0"])) for name in roots}
+
+
+def solvable(packages: dict[str, dict[str, list[str]]], stack: dict[str, str]) -> bool:
+    """Whether some choice (a release, or nothing) for each package meets the
+    stack and the requirements of every release chosen. A requirement that no
+    release in the database meets is a gap, which binds nothing, unless the
+    stack names the package (docs/resolve.md)."""
+    releases = {n: [Version(v) for v in r] for n, r in packages.items()}
+    bindings = {(n, v): [b for t in packages[n][str(v)] if (b := _binding(t, releases, stack))]
+                for n in packages for v in releases[n]}
+    roots = [(n, SpecifierSet(s)) for n, s in stack.items()]
+    names = sorted(packages)
+    for choice in itertools.product(*[[None, *releases[n]] for n in names]):
+        chosen = dict(zip(names, choice))
+        needs = roots + [b for n, v in chosen.items() if v is not None for b in bindings[n, v]]
+        if all(chosen[n] is not None and s.contains(chosen[n]) for n, s in needs):
+            return True
+    return False
+
+
+def _binding(text: str, releases: dict[str, list[Version]], stack: dict[str, str]) -> tuple[str, SpecifierSet] | None:
+    requirement = Requirement(text)
+    met = any(requirement.specifier.contains(v) for v in releases[requirement.name])
+    return (requirement.name, requirement.specifier) if met or requirement.name in stack else None
+
+
+@settings(deadline=None, derandomize=True, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(universes())
+def test_the_resolver_finds_a_solution_exactly_when_one_exists_under_any_budget(tmp_path_factory, universe):
+    packages, stack_packages = universe
+    db = synthetic_database(tmp_path_factory.mktemp("db"), packages)
+    stack = _stack(db, stack_packages)
+    resolution = resolve(stack, db, max_rounds=100_000)
+    assert resolution.ok == solvable(packages, stack_packages)
+    if resolution.ok:  # and the answer is one
+        pins = _pins(resolution)
+        releases = {n: [Version(v) for v in r] for n, r in packages.items()}
+        for name, version in pins.items():
+            for binding in filter(None, (_binding(text, releases, stack_packages) for text in packages[name][version])):
+                assert binding[0] in pins and binding[1].contains(pins[binding[0]]), (pins, name, binding)
+    again = resolve(stack, db, max_rounds=max(resolution.rounds, 1))
+    assert (again.ok, again.rounds, _pins(again)) == (resolution.ok, resolution.rounds, _pins(resolution))
+    if resolution.rounds > 1:
+        with pytest.raises(ResolutionTooComplex):
+            resolve(stack, db, max_rounds=resolution.rounds - 1)
+
+
 def test_explanation_is_a_derivation_in_text_and_json(tmp_path):
     stack = tmp_path / "stack.toml"
     stack.write_text(VLLM_AND_SGLANG)
@@ -150,3 +312,37 @@ def test_why_rules_of_the_component_itself():
 def test_why_unknown_name_exits_2():
     result = run("why", "vllmm")
     assert result.exit_code == 2 and "did you mean 'vllm'" in result.stderr
+
+
+# -- what a check reads --------------------------------------------------------------------------
+
+
+def test_a_pinned_check_lists_no_release_of_what_it_pins(tmp_path, monkeypatch):
+    # a check of a pinned stack (a lock file's) costs the same however many releases the snapshots hold
+    from compat.engine.check import check_stack
+    from compat.knowledge.database import Releases
+
+    listed: list[str] = []
+    every = Releases._every
+
+    def listing(self):
+        if self._all is None:
+            listed.append(self._package)
+        return every(self)
+
+    monkeypatch.setattr(Releases, "_every", listing)
+    packages = {"app": {f"{v}.0": [f"lib>={v}.0"] for v in range(1, 40)}, "lib": {f"{v}.0": [] for v in range(1, 40)}}
+    db = synthetic_database(tmp_path / "db", packages)
+    assert check_stack(_stack(db, {"app": "39.0", "lib": "39.0"}), db).ok
+    assert listed == []
+    assert check_stack(_stack(db, {"app": "39.0", "lib": ">=2"}), db).ok  # a range is chosen from the list
+    assert "lib" in listed
+
+
+def test_releases_are_found_as_pep_440_compares_them(tmp_path):
+    db = synthetic_database(tmp_path / "db", {"lib": {"1.0.0": [], "2.0rc1": [], "2.0.0": []}})
+    releases = db.component("lib").releases
+    assert releases[Version("1")].version == Version("1.0.0") and Version("2.0") in releases
+    assert Version("3.0") not in releases and releases.get(Version("3.0")) is None
+    assert list(releases) == [Version("1.0.0"), Version("2.0rc1"), Version("2.0.0")]  # file order
+    assert [r.is_prerelease for r in releases.values()] == [False, True, False]

@@ -11,28 +11,36 @@ within the stack's ranges, versions that satisfy all of them.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from resolvelib import AbstractProvider, BaseReporter, Resolver
-from resolvelib.resolvers import RequirementInformation, ResolutionImpossible, ResolutionTooDeep
+from resolvelib import AbstractProvider, BaseReporter
+from resolvelib.resolvers import Criterion, RequirementInformation, ResolutionImpossible, ResolutionTooDeep
+from resolvelib.resolvers import Resolution as Search
+from resolvelib.structs import State
 
 from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
-from ..knowledge.database import Database
+from ..knowledge.database import Database, is_yanked, meets
 from ..knowledge.model import Release, Rule
 from ..sources.stack import Stack
-from .builds import Platform, judge_build, select_build, wheel_fit
+from .builds import Platform, WheelFit, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
 
-__all__ = ["Need", "Candidate", "Gap", "Resolution", "resolve", "DEFAULT_MAX_ROUNDS"]
+__all__ = ["Need", "Candidate", "Gap", "Resolution", "RoundBudget", "resolve", "DEFAULT_MAX_ROUNDS"]
 
 DEFAULT_MAX_ROUNDS = 2000
+# What resolvelib itself is told: more rounds than any budget. resolvelib
+# gives its optimistic backjumping a tenth of the rounds it has left, so under
+# its own count a problem took another path under another budget: a real
+# stack solved in 496 rounds ran out under budgets of 2,000 and 4,000, and one
+# solved in 7 was called unsolvable under budgets of 7 to 49 (tests/test_resolve.py).
+# RoundBudget counts the rounds instead: the path is the same under any budget.
+_UNBOUNDED = 2**62
 
 
 class Need(NamedTuple):
@@ -69,7 +77,7 @@ class Candidate:
     the range travel along without taking part.
     """
 
-    __slots__ = ("name", "version", "extras", "release", "within")
+    __slots__ = ("name", "version", "extras", "release", "within", "answers", "installs", "needs")
 
     def __init__(
         self,
@@ -84,6 +92,13 @@ class Candidate:
         self.extras = extras
         self.release = release
         self.within = within
+        # Remembered by the provider, which hands out one Candidate per
+        # version: whether it meets each requirement (by the requirement's
+        # identity, the requirement kept so its id stays its own), whether it
+        # may be installed, and what it requires.
+        self.answers: dict[int, tuple[Need, bool]] = {}
+        self.installs: bool | None = None
+        self.needs: list[Need] | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Candidate):
@@ -118,11 +133,113 @@ class Resolution:
     causes: list[RequirementInformation[Need, Candidate]]
     gaps: list[Gap]
     provider: StackProvider
+    rounds: int = 0  # the rounds it took: any budget of at least as many reaches the same answer
 
 
-@functools.lru_cache(maxsize=4096)
+class _OutOfRounds(Exception):
+    """The round budget is spent."""
+
+
+class RoundBudget(BaseReporter):  # type: ignore[type-arg]
+    """Counts resolvelib's rounds, and stops the resolution when `budget` of
+    them are spent: the budget means rounds, whatever resolvelib does with
+    them (see _UNBOUNDED)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.rounds = 0
+
+    def starting_round(self, index: int) -> None:
+        if index >= self.budget:
+            raise _OutOfRounds
+        self.rounds = index + 1
+
+
+class _Search(Search):  # type: ignore[type-arg]
+    """resolvelib's search, remembering what it asks every round.
+
+    Every round, resolvelib asks of every package resolved so far whether its
+    pin still meets each requirement on it (twice, after a successful pin),
+    and of every package not yet resolved how much to prefer it: over a
+    resolution, rounds × packages questions, of which nearly all have the
+    same answer as the round before. A criterion (the requirements on a
+    package) is never changed once made, resolvelib makes a new one, nor is
+    a candidate; so an answer stands while they are the same objects.
+    StackProvider's preference depends on the package's criterion alone.
+    (These two methods replace methods resolvelib does not publish; were
+    those renamed, the search would ask every time again, as slow as before
+    and as right.)
+    """
+
+    def __init__(self, provider: StackProvider, reporter: BaseReporter) -> None:  # type: ignore[type-arg]
+        super().__init__(provider, reporter)
+        # name -> (criterion, pin, answer): both kept, so that their ids stay their own
+        self._pin_checks: dict[str, tuple[Criterion[Need, Candidate], Candidate, bool]] = {}
+        self._preferences: dict[str, tuple[Criterion[Need, Candidate], Any]] = {}
+
+    def _get_preference(self, name: str) -> Any:
+        criterion = self.state.criteria[name]
+        known = self._preferences.get(name)
+        if known is None or known[0] is not criterion:
+            known = self._preferences[name] = (criterion, super()._get_preference(name))
+        return known[1]
+
+    def _is_current_pin_satisfying(self, name: str, criterion: Criterion[Need, Candidate]) -> bool:
+        pin = self._states[-1].mapping.get(name)  # self.state, without a property call: asked rounds × packages times
+        known = self._pin_checks.get(name)
+        if known is not None and known[1] is pin and known[0] is criterion:
+            return known[2]
+        if pin is None:
+            return False
+        satisfied = self._p.is_satisfied_by
+        answer = all(satisfied(requirement, pin) for requirement in criterion.iter_requirement())
+        self._pin_checks[name] = (criterion, pin, answer)
+        return answer
+
+
+class _Candidates(Sequence[Candidate]):
+    """The releases of a package as candidates, in the order to try them,
+    each made when first reached: resolvelib usually takes one of the first,
+    and most releases of a large package are never looked at."""
+
+    def __init__(self, name: str, extras: frozenset[str], versions: list[Version], releases: Mapping[Version, Release]) -> None:
+        self.name, self.extras, self.versions, self.releases = name, extras, versions, releases
+        self.made: list[Candidate] = []
+
+    def __len__(self) -> int:
+        return len(self.versions)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self.versions)
+        if not 0 <= index < len(self.versions):
+            raise IndexError(index)
+        made = self.made
+        while len(made) <= index:
+            version = self.versions[len(made)]
+            made.append(Candidate(self.name, version, self.extras, self.releases[version]))
+        return made[index]
+
+    def __iter__(self) -> Iterator[Candidate]:
+        made = self.made
+        for index in range(len(self.versions)):
+            yield made[index] if index < len(made) else self[index]
+
+
 def _pins(specifier: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") for s in specifier)
+
+
+def _remembered(cache: dict[int, tuple[Any, Any]], thing: Any, answer: Callable[[Any], Any]) -> Any:
+    """`answer(thing)`, computed once per object: by its identity (hashing a
+    SpecifierSet costs more than most answers), the object kept in the cache
+    so that its id stays its own."""
+    hit = cache.get(id(thing))
+    if hit is None:
+        hit = cache[id(thing)] = (thing, answer(thing))
+    return hit[1]
 
 
 def _key(name: str, extras: frozenset[str]) -> str:
@@ -154,10 +271,14 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.environment = stack.system.marker_environment()
         self.platform = Platform(stack.system)
         self._fits: dict[tuple[str, Version], bool] = {}
+        self._wheel_fits: dict[tuple[str, Version], WheelFit] = {}
         # releases left out because they require something else than a pin of the stack: (release, that need)
         self.pruned: dict[tuple[str, Version], tuple[Release, Need]] = {}
-        # id(specifier) -> (the specifier, kept so its id stays its own; version -> contains)
-        self._satisfied: dict[int, tuple[SpecifierSet, dict[Version, bool]]] = {}
+        # id(specifier) -> (the specifier, whether it pins / names a pre-release): see _remembered
+        self._pinning: dict[int, tuple[Any, Any]] = {}
+        self._naming_pre: dict[int, tuple[Any, Any]] = {}
+        # (name, extras, pre-releases allowed) -> the candidates, one object per version for the whole resolution
+        self._candidate_lists: dict[tuple[str, frozenset[str], bool], Sequence[Candidate]] = {}
         self.facts = StackFacts(stack, {})
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
@@ -208,8 +329,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             need = info.requirement
             if need.parent is None:
                 from_stack = True
-            if not pinned and _pins(need.specifier):
+            if not pinned and _remembered(self._pinning, need.specifier, _pins):
                 pinned = True
+            if pinned and from_stack:
+                break
         return (not pinned, not from_stack, identifier)
 
     def find_matches(
@@ -221,38 +344,40 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         needs = list(requirements[identifier])
         bad = {c.version for c in incompatibilities[identifier]}
         found = self._candidates(needs[0].name, needs[0].extras, needs) if needs else []
+        satisfied = self.is_satisfied_by
 
         # Lazily, newest first: resolvelib usually takes the first candidate,
         # so most releases of a large package are never tested at all.
         def matches() -> Iterator[Candidate]:
             for candidate in found:
-                if candidate.version in bad:
+                if bad and candidate.version in bad:
                     continue
-                if all(self.is_satisfied_by(n, candidate) for n in needs) and self._may_install(candidate):
+                if all(satisfied(n, candidate) for n in needs) and self._may_install(candidate):
                     yield candidate
 
         return matches
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
-        # resolvelib asks again, every round, whether each pin still meets each
-        # requirement: the answers are remembered per specifier object (each
-        # Need lives as long as the provider, in its dependency cache).
+        # resolvelib asks again, every round, whether each pin still meets
+        # each requirement: the candidate remembers its answers.
+        hit = candidate.answers.get(id(requirement))
+        if hit is None:
+            hit = candidate.answers[id(requirement)] = (requirement, self._satisfies(requirement, candidate))
+        return hit[1]
+
+    @staticmethod
+    def _satisfies(requirement: Need, candidate: Candidate) -> bool:
         version = candidate.version
-        if version is None:
-            if candidate.within is None:
-                return True
-            return overlap(requirement.specifier, candidate.within)
-        specifier = requirement.specifier
-        known = self._satisfied.get(id(specifier))
-        if known is None:
-            known = self._satisfied[id(specifier)] = (specifier, {})
-        answers = known[1]
-        answer = answers.get(version)
-        if answer is None:
-            answer = answers[version] = specifier.contains(version, prereleases=True)
-        return answer
+        if version is not None:
+            return requirement.specifier.contains(version, prereleases=True)
+        return candidate.within is None or overlap(requirement.specifier, candidate.within)
 
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
+        if candidate.needs is None:
+            candidate.needs = self._candidate_needs(candidate)
+        return candidate.needs
+
+    def _candidate_needs(self, candidate: Candidate) -> list[Need]:
         if candidate.name.startswith(VIRTUAL_PREFIX) or candidate.release is None:
             if candidate.extras and candidate.version is not None:
                 return [Need(candidate.name, SpecifierSet(f"=={candidate.version}"), parent=str(candidate), origin="metadata")]
@@ -329,7 +454,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         component = self.db.component(need.name)
         if component is None or not component.releases:
             return False
-        if any(need.specifier.contains(v, prereleases=True) for v in component.newest_first()):
+        if meets(component, need.specifier):
             return True
         if component.index_versions is not None and not any(
             need.specifier.contains(v, prereleases=True) for v in component.index_versions
@@ -380,6 +505,11 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         ]
 
     def _may_install(self, candidate: Candidate) -> bool:
+        if candidate.installs is None:
+            candidate.installs = self._judge_install(candidate)
+        return candidate.installs
+
+    def _judge_install(self, candidate: Candidate) -> bool:
         """A release the stack pins is taken as pinned (the check says what is
         wrong with it); the others only if they can run on the stack."""
         release = candidate.release
@@ -389,7 +519,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if spec is not None and spec.pinned is not None:
             # no installer installs a pin without a wheel for the platform (the check says which);
             # its Python and build are judged as requirements and findings
-            return wheel_fit(release, self.platform).installable is not False
+            return self.wheel_fit(release).installable is not False
         return self.installable(release) and self._agrees_with_pins(release)
 
     def _agrees_with_pins(self, release: Release) -> bool:
@@ -423,7 +553,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
             python = release.requires_python
             fits = python is None or python.contains(self.stack.system.python, prereleases=True)
-            fits = fits and wheel_fit(release, self.platform).installable is not False
+            fits = fits and self.wheel_fit(release).installable is not False
             component = self.db.component(release.package)
             if fits and component is not None:
                 selected, _ = select_build(
@@ -434,7 +564,30 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             self._fits[key] = fits
         return fits
 
-    def _candidates(self, name: str, extras: frozenset[str], needs: list[Need]) -> list[Candidate]:
+    def wheel_fit(self, release: Release) -> WheelFit:
+        """How the release's wheels fit the stack's interpreter and platform
+        (builds.wheel_fit), once per release: the resolver and the check
+        both ask."""
+        key = (release.package, release.version)
+        fit = self._wheel_fits.get(key)
+        if fit is None:
+            fit = self._wheel_fits[key] = wheel_fit(release, self.platform)
+        return fit
+
+    def _candidates(self, name: str, extras: frozenset[str], needs: list[Need]) -> Sequence[Candidate]:
+        """The candidates of a package, in the order to try them: listed once
+        per resolution (for each pre-release policy), so that each version is
+        one Candidate, whose answers last from round to round."""
+        spec = self.stack.packages.get(name)
+        specifiers = [n.specifier for n in needs] + ([spec.specifier] if spec is not None else [])
+        pre = self.pre or any(_remembered(self._naming_pre, s, _names_prerelease) for s in specifiers)
+        key = (name, extras, pre)
+        found = self._candidate_lists.get(key)
+        if found is None:
+            found = self._candidate_lists[key] = self._list_candidates(name, extras, pre)
+        return found
+
+    def _list_candidates(self, name: str, extras: frozenset[str], pre: bool) -> Sequence[Candidate]:
         if name.startswith(VIRTUAL_PREFIX):
             value = self.facts.version(name[len(VIRTUAL_PREFIX):])
             if value is None:
@@ -454,7 +607,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = spec.specifier
         else:
             allowed = SpecifierSet()
-        versions = self.known_versions(name, allowed, [n.specifier for n in needs])
+        versions = self._prerelease_policy(self._admitted(name, allowed), pre)
         if spec is not None and not versions:
             if any(allowed.contains(v, prereleases=True) for v in releases):
                 return []  # it holds such releases, all yanked: none satisfies a range (PEP 592)
@@ -468,7 +621,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             position = {v: i for i, v in enumerate(ordered)}
             here = position.get(anchor, sum(1 for v in ordered if v < anchor))
             versions = sorted(versions, key=lambda v: (abs(position[v] - here), -position[v]))
-        return [Candidate(name, v, extras, releases[v]) for v in versions]
+        return _Candidates(name, extras, versions, releases)
 
     def known_versions(
         self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = False
@@ -479,25 +632,36 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         can run on the stack, as an installer skips releases without a wheel
         for its platform (this decodes each release, so the resolver applies
         it lazily instead)."""
+        versions = self._admitted(name, specifier)
+        if installable:
+            component = self.db.component(name)
+            assert component is not None
+            versions = [v for v in versions if self.installable(component.releases[v])]
+        pre = self.pre or any(_names_prerelease(s) for s in (specifier, *also))
+        return self._prerelease_policy(versions, pre)
+
+    def _admitted(self, name: str, specifier: SpecifierSet) -> list[Version]:
+        """Releases of `name` that `specifier` admits, newest first, without yanked ones."""
         component = self.db.component(name)
         if component is None:
             return []
-        releases = component.releases
         unyanked = self._unyanked.get(name)
         if unyanked is None:
-            unyanked = self._unyanked[name] = [v for v in component.newest_first() if not releases[v].is_yanked]
-        versions = [v for v in unyanked if specifier.contains(v, prereleases=True)] if specifier else list(unyanked)
-        if installable:
-            versions = [v for v in versions if self.installable(releases[v])]
-        return self._prerelease_policy(versions, [specifier, *also])
+            unyanked = self._unyanked[name] = [v for v in component.newest_first() if not is_yanked(component, v)]
+        return [v for v in unyanked if specifier.contains(v, prereleases=True)] if specifier else list(unyanked)
 
-    def _prerelease_policy(self, versions: list[Version], specifiers: list[SpecifierSet]) -> list[Version]:
-        """Pre-releases only when asked for (a specifier names one, or --pre),
-        or when nothing else would do: uv's "if-necessary-or-explicit"."""
-        if self.pre or any(s.prereleases for s in specifiers):
+    @staticmethod
+    def _prerelease_policy(versions: list[Version], pre: bool) -> list[Version]:
+        """Pre-releases only when asked for (`pre`: a specifier names one, or
+        --pre), or when nothing else would do: uv's "if-necessary-or-explicit"."""
+        if pre:
             return versions
         finals = [v for v in versions if not v.is_prerelease]
         return finals or versions
+
+
+def _names_prerelease(specifier: SpecifierSet) -> bool:
+    return bool(specifier.prereleases)
 
 
 def stack_needs(stack: Stack) -> list[Need]:
@@ -518,17 +682,43 @@ def resolve(
     bear on the tracked ones and the stack's own, or with `closure` every
     dependency the database holds (for lock files)."""
     provider = StackProvider(stack, db, pre=pre, near=near, closure=closure)
-    resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+    budget = RoundBudget(max_rounds)
+    search = _Search(provider, budget)
     try:
-        result = resolver.resolve(stack_needs(stack), max_rounds=max_rounds)
+        state = search.resolve(stack_needs(stack), max_rounds=_UNBOUNDED)
     except ResolutionImpossible as exc:
-        return Resolution(False, {}, list(exc.causes), provider.gaps, provider)
-    except ResolutionTooDeep:
+        return Resolution(False, {}, list(exc.causes), provider.gaps, provider, budget.rounds)
+    except (_OutOfRounds, ResolutionTooDeep):
         raise ResolutionTooComplex(
             f"the resolver gave up after {max_rounds} rounds; the problem is too complex for this budget "
             "(raise --max-rounds, or pin more packages)",
             file=stack.path,
         ) from None
-    versions = {key: c for key, c in result.mapping.items() if not c.extras}
-    return Resolution(True, versions, [], provider.gaps, provider)
+    versions = {key: c for key, c in _required(state).items() if not c.extras}
+    return Resolution(True, versions, [], provider.gaps, provider, budget.rounds)
+
+
+def _required(state: State[Need, Candidate, str]) -> dict[str, Candidate]:
+    """The pins some chain of requirements leads to from the stack; a pin
+    left over from a release no longer chosen is not one.
+
+    What resolvelib's Resolver returns, walked without recursion: its own
+    walk recurses without end on a cycle of packages the stack no longer
+    reaches (a RecursionError, where a dependency cycle is allowed).
+    """
+    keys: dict[int, str | None] = {id(c): k for k, c in state.mapping.items()}
+    keys[id(None)] = None
+    below: dict[str | None, list[str]] = {}
+    for key, criterion in state.criteria.items():
+        for parent in criterion.iter_parent():
+            if id(parent) in keys:
+                below.setdefault(keys[id(parent)], []).append(key)
+    reached: set[str | None] = {None}
+    waiting: list[str | None] = [None]
+    while waiting:
+        for key in below.get(waiting.pop(), ()):
+            if key not in reached:
+                reached.add(key)
+                waiting.append(key)
+    return {k: c for k, c in state.mapping.items() if k in reached}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 from .. import _toml
 from .._names import normalize
 from ..errors import DatabaseError
-from ._schema import Table
+from ._schema import Table, database_error, read_text
 from .catalog import Gpu, GpuCatalog
 from .graph import GRAPH_FILE, read_graph, relevant
 from .conditions import Condition, ConditionError, parse_condition
@@ -46,13 +46,13 @@ from .model import (
     Source,
 )
 from .paths import default_data_dir
-from .snapshot import WHEELS, lazy_releases
+from .snapshot import WHEELS, _release_version, release_lines, snapshot_release, wheel_records
 
 if TYPE_CHECKING:
     from .models import ModelCatalog, ModelEntry
     from .options import OptionCatalog
 
-__all__ = ["Database"]
+__all__ = ["Database", "Releases", "is_yanked", "meets"]
 
 SCHEMA = 1
 SOURCES_FILE = "_sources.toml"
@@ -86,11 +86,14 @@ class Database:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
-        """Open the database at `path` (default: the bundled one)."""
+        """Open the database at `path` (default: the bundled one, with the user
+        data folder's snapshots over it), with the chosen overlay (layers.py)."""
         root = os.fspath(path) if path is not None else default_data_dir()
         if not os.path.isdir(os.path.join(root, "constraints")):
             raise DatabaseError("not a compat database (no constraints/ folder)", file=root)
-        return cls(root)
+        from .layers import open_layers  # the user's snapshots and overlay over it, when there are any
+
+        return open_layers(root, explicit=path is not None)
 
     @classmethod
     def shared(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -105,11 +108,13 @@ class Database:
         snapshot edited in place by hand is not noticed: use `load` then.
         """
         root = os.path.realpath(os.fspath(path) if path is not None else default_data_dir())
-        key = _signature(root)
+        from .layers import layers_signature  # the user's layers count too (layers.py)
+
+        key = _signature(root) + layers_signature(explicit=path is not None)
         cached = _SHARED.get(root)
         if cached is not None and cached[0] == key:
             return cached[1]
-        database = cls.load(root)
+        database = cls.load(root if path is not None else None)
         _SHARED[root] = (key, database)
         return database
 
@@ -224,8 +229,7 @@ class Database:
         path = os.path.join(self.constraints_dir, SOURCES_FILE)
         if self._sources_text is None:
             try:
-                with open(path, encoding="utf-8") as handle:
-                    self._sources_text = handle.read()
+                self._sources_text = read_text(path)  # a byte that is not UTF-8: a DatabaseError naming its line
             except OSError:
                 return None
             self._source_blocks = {}
@@ -250,6 +254,10 @@ class Database:
         if name not in self._components:
             self._components[name] = self._read_component(name) if name in self.names() else None
         return self._components[name]
+
+    def snapshot_path(self, name: str) -> str:
+        """The metadata snapshot of package `name` (layers.py picks the newest of several)."""
+        return os.path.join(self.metadata_dir, f"{name}.jsonl")
 
     def components(self) -> list[Component]:
         """Every component, loaded (for lint, show and matrix work)."""
@@ -281,25 +289,168 @@ class Database:
 
     def _read_component(self, name: str) -> Component:
         curated_path = os.path.join(self.constraints_dir, f"{name}.toml")
-        snapshot_path = os.path.join(self.metadata_dir, f"{name}.jsonl")
+        snapshot_path = self.snapshot_path(name)
         if os.path.exists(curated_path):
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
         if os.path.exists(snapshot_path):
-            header, releases = lazy_releases(snapshot_path)
+            header, lines = release_lines(snapshot_path)
             if normalize(header["name"]) != name:
-                raise DatabaseError(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
+                raise database_error(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
             component.snapshot_taken = _date_or_none(header["taken"])
             component.snapshot_index = header["index"]
             component.tracked = header.get("tracked", True) is not False
             listed = header.get("versions")
             if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
-            for release in releases:
-                curated = component.releases.get(release.version)
-                component.releases[release.version] = _overlay(release, curated) if curated else release
+            component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
         return component
+
+
+class Releases(MutableMapping[Version, Release]):
+    """A component's releases (version -> release), each made when first asked for.
+
+    A snapshot lists every release of a package, hundreds for the large
+    ones, and a check of a pinned stack looks at one release of each: a
+    release is found by its version as the snapshot writes it (PEP 440's
+    normal form, as `compat db sync` writes every version), and made then.
+    Only what needs the whole list (iterating, counting, a version written
+    otherwise, such as 2.13 for 2.13.0) parses every version, and refuses
+    two lines of one release then (two lines of one version as written, at
+    once). Curated releases come first, the snapshot's after them in file
+    order; a curated release that the snapshot also lists is laid over its
+    line (`_overlay`).
+    """
+
+    def __init__(self, package: str, path: str, lines: list[tuple[str, bool, Callable[[], dict[str, Any]]]],
+                 curated: dict[Version, Release]) -> None:
+        self._package, self._path, self._curated = package, path, curated
+        self._wheels = wheel_records(path)
+        self._lines = {text: (number, yanked, raw) for number, (text, yanked, raw) in enumerate(lines, start=2)}
+        if len(self._lines) < len(lines):  # a version written twice: refuse the second line
+            seen: dict[Version, int] = {}
+            for number, (text, _, _) in enumerate(lines, start=2):
+                seen[_release_version(text, path, number, seen)] = number
+        self._made: dict[Version, Release] = {}
+        self._all: dict[Version, str | None] | None = None  # every version -> its text (None: curated alone)
+
+    def _every(self) -> dict[Version, str | None]:
+        if self._all is None:
+            every: dict[Version, str | None] = dict.fromkeys(self._curated)
+            seen: dict[Version, int] = {}
+            for text, (number, _, _) in self._lines.items():
+                version = _release_version(text, self._path, number, seen)
+                seen[version] = number
+                every[version] = text
+            self._all = every
+        return self._all
+
+    def _text(self, version: Version) -> tuple[bool, str | None]:
+        """Whether `version` is a release here, and its line's text (None: curated alone)."""
+        every = self._all
+        if every is None:
+            text = str(version)
+            if text in self._lines:  # written as str() writes it: no need to parse the others
+                return True, text
+            every = self._every()
+        if version in every:
+            return True, every[version]
+        return False, None
+
+    def _make(self, version: Version, text: str | None) -> Release:
+        release = self._made.get(version)
+        if release is None:
+            curated = self._curated.get(version)
+            if text is None:
+                assert curated is not None
+                release = curated
+            else:
+                number, yanked, raw = self._lines[text]
+                release = snapshot_release(self._package, self._path, text, Version(text), yanked, raw, self._wheels)
+                if curated is not None:
+                    release = _overlay(release, curated)
+            self._made[version] = release
+        return release
+
+    def is_yanked(self, version: Version) -> bool:
+        """Whether the release is yanked, without making it (resolution lists
+        the releases that are not)."""
+        made = self._made.get(version)
+        if made is not None:
+            return made.is_yanked
+        found, text = self._text(version)
+        if not found:
+            raise KeyError(version)
+        curated = self._curated.get(version)
+        if curated is not None and (text is None or curated.status != "release"):
+            return curated.is_yanked  # its status wins (`_overlay`)
+        return self._lines[text][1]  # type: ignore[index]
+
+    def __getitem__(self, version: Version) -> Release:
+        found, text = self._text(version)
+        if not found:
+            raise KeyError(version)
+        return self._make(version, text)
+
+    def get(self, version: Version, default: Any = None) -> Any:
+        found, text = self._text(version)
+        return self._make(version, text) if found else default
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, Version) and self._text(version)[0]
+
+    def __iter__(self) -> Iterator[Version]:
+        return iter(self._every())
+
+    def __len__(self) -> int:
+        return len(self._every())
+
+    def __bool__(self) -> bool:
+        return bool(self._lines or self._curated) if self._all is None else bool(self._all)
+
+    def __setitem__(self, version: Version, release: Release) -> None:
+        self._every().setdefault(version, None)
+        self._made[version] = release
+
+    def __delitem__(self, version: Version) -> None:
+        del self._every()[version]
+        self._made.pop(version, None)
+
+    def __repr__(self) -> str:
+        return f"Releases({self._package!r}, {len(self._lines)} in the snapshot, {len(self._made)} made)"
+
+
+def is_yanked(component: Component, version: Version) -> bool:
+    """Whether a release of `component` is yanked, without making the
+    release where the database can tell."""
+    releases = component.releases
+    return releases.is_yanked(version) if isinstance(releases, Releases) else releases[version].is_yanked
+
+
+def meets(component: Component, specifier: SpecifierSet, likely: Iterable[Version | None] = ()) -> bool:
+    """Whether some release of `component` meets `specifier`. The versions
+    in `likely` (the one a resolution chose) are tried first, then the
+    version a lone ``==`` names, before every release is listed: a check of
+    a pinned stack then never lists the releases of the packages it pins."""
+    releases = component.releases
+    for version in (*likely, _named(specifier)):
+        if version is not None and version in releases and specifier.contains(version, prereleases=True):
+            return True
+    return any(specifier.contains(v, prereleases=True) for v in component.newest_first())
+
+
+def _named(specifier: SpecifierSet) -> Version | None:
+    """The version of a specifier that is one ``==X`` (no wildcard), else None."""
+    if len(specifier) != 1:
+        return None
+    (only,) = specifier
+    if only.operator != "==" or only.version.endswith(".*"):
+        return None
+    try:
+        return Version(only.version)
+    except InvalidVersion:
+        return None
 
 
 _SHARED: dict[str, tuple[tuple[Any, ...], Database]] = {}
@@ -351,7 +502,7 @@ def _load_cuda(path: str) -> CudaFacts:
     for table in root.tables("driver"):
         table.only(["cuda", "linux", "source"])
         major = table.text("cuda", required=True)
-        if not major or not major.isdigit():
+        if not major or not (major.isascii() and major.isdigit()):  # "²".isdigit(), but int() refuses it
             raise table.error(f"expected a CUDA major release such as \"13\", got {major!r}", "cuda")
         if int(major) in drivers:
             raise table.error(f"CUDA {major} is listed twice", "cuda")
@@ -393,7 +544,9 @@ def _overlay(metadata: Release, curated: Release) -> Release:
     if curated.status != "release":
         metadata.status = curated.status
     if curated.date:
-        metadata.date = curated.date
+        # Set without decoding the line (the date setter decodes it first): a
+        # release only listed is never read. Decoding keeps a date once set.
+        metadata._date = curated.date
     return metadata
 
 
@@ -454,7 +607,7 @@ def _condition(table: Table, name: str) -> Condition | None:
     try:
         return parse_condition(value)
     except ConditionError as exc:
-        raise DatabaseError(str(exc), file=table.file, key=f"{table.where(name)}.{exc.key}") from None
+        raise database_error(str(exc), file=table.file, key=f"{table.where(name)}.{exc.key}") from None
 
 
 def _parse_component(path: str, name: str) -> Component:
