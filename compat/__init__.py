@@ -18,8 +18,22 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "check": "compat.api",
+    "matrix": "compat.api",
+    "Matrix": "compat.engine.matrix",
+    "upgrade": "compat.api",
+    "diff": "compat.api",
+    "outdated": "compat.api",
+    "resolve": "compat.api",
+    "Resolved": "compat.api",
+    "why": "compat.api",
+    "WhyReport": "compat.engine.why",
+    "loads_stack": "compat.sources.stack",
+    "Plan": "compat.engine.plan",
+    "OutdatedReport": "compat.engine.plan",
     "load_stack": "compat.sources.stack",
     "Stack": "compat.sources.stack",
+    "load_inputs": "compat.sources.inputs",
+    "Inputs": "compat.sources.inputs",
     "Database": "compat.knowledge.database",
     "Report": "compat.engine.findings",
     "Finding": "compat.engine.findings",
@@ -32,8 +46,22 @@ _EXPORTS = {
 
 __all__ = [
     "check",
+    "matrix",
+    "Matrix",
+    "upgrade",
+    "diff",
+    "outdated",
+    "resolve",
+    "Resolved",
+    "why",
+    "WhyReport",
+    "loads_stack",
+    "Plan",
+    "OutdatedReport",
     "load_stack",
     "Stack",
+    "load_inputs",
+    "Inputs",
     "Database",
     "Report",
     "Finding",
@@ -46,11 +74,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .api import check
+    from .api import check, matrix
+    from .engine.matrix import Matrix
+    from .api import diff, outdated, upgrade
+    from .api import Resolved, resolve, why
+    from .engine.why import WhyReport
+    from .engine.plan import OutdatedReport, Plan
     from .engine.findings import Finding, Report
     from .errors import CompatError, DatabaseError, PackageIndexError, ResolutionTooComplex, StackError
     from .knowledge.database import Database
-    from .sources.stack import Stack, load_stack
+    from .sources.inputs import Inputs, load_inputs
+    from .sources.stack import Stack, load_stack, loads_stack
 
 
 def __getattr__(name: str) -> Any:

@@ -4,9 +4,11 @@ One module a family of commands: `stack` (check, resolve, why), `db`."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import click
 
@@ -49,17 +51,39 @@ def cli() -> None:
     packages, hardware and options before an upgrade."""
 
 
-_db_option = click.option(
+_db_path_option = click.option(
     "--db",
     "db_path",
     type=click.Path(file_okay=False),
     envvar="COMPAT_DB",
-    help="A constraint database folder (default: the bundled one).",
+    help="A whole constraint database folder (default: the bundled one, with the user data folder's snapshots "
+         "over it).",
+)
+_overlay_option = click.option(
+    "--db-overlay",
+    "db_overlay",
+    type=click.Path(exists=True, file_okay=False),
+    metavar="DIR",
+    help="A folder of your own facts laid over the database (default: COMPAT_DB_OVERLAY; docs/database.md, Layers).",
 )
 
 
+def _db_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--db and --db-overlay. The overlay is not handed to the command: it holds
+    while the command runs (knowledge/layers.py), for every Database.load in it."""
+
+    @functools.wraps(command)
+    def run(*args: Any, db_overlay: str | None = None, **kwargs: Any) -> Any:
+        from ..knowledge.layers import overlay_chosen
+
+        with overlay_chosen(db_overlay):
+            return command(*args, **kwargs)
+
+    return _db_path_option(_overlay_option(run))
+
+
 # The commands register themselves on `cli` when their module is imported.
-from . import db, stack  # noqa: E402,F401  (after `cli` exists)
+from . import db, detect, graph, matrix, stack, upgrade  # noqa: E402,F401  (after `cli` exists)
 
 
 EXIT_INTERNAL = 3

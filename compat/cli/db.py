@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import CompatError
 from . import EXIT_FINDINGS, EXIT_INCOMPLETE, _db_option, _echo, _fail, cli
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 @cli.group()
 def db() -> None:
@@ -15,8 +19,10 @@ def db() -> None:
 
 
 @db.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: a list of the problems, each with its file, line, key and message (the exit code is the same).")
 @_db_option
-def lint(db_path: str | None) -> None:
+def lint(fmt: str, db_path: str | None) -> None:
     """Check the whole database: IDs, sources, specifiers, references. Exit 1 on any problem."""
     from ..knowledge.database import Database
     from ..knowledge.lint import lint_database
@@ -24,13 +30,29 @@ def lint(db_path: str | None) -> None:
     try:
         database = Database.load(db_path)
     except CompatError as exc:
+        if fmt == "json":
+            from ..formats.json import render_error
+
+            _echo(render_error(exc), nl=False)
         _fail(exc)
     problems = lint_database(database)
-    for problem in problems:
-        _echo(str(problem))
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps([{"file": p.file, "line": p.line, "key": p.key, "message": p.message, "layer": p.layer,
+                           "text": str(p)}
+                          for p in problems], indent=2))
+    else:
+        for problem in problems:
+            _echo(str(problem))
     if problems:
-        click.echo(f"{len(problems)} problem(s) in {database.root}", err=True)
+        from ..knowledge.layers import layers_of
+
+        folders = " and ".join(layer.folder for layer in layers_of(database))
+        click.echo(f"{len(problems)} problem(s) in {folders}", err=True)
         sys.exit(EXIT_FINDINGS)
+    if fmt == "json":
+        return
     counts = database.counts()
     _echo(
         f"ok: {counts['components']} components, {counts['releases']} releases, {counts['rules']} rules, "
@@ -63,6 +85,8 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
                 _fail(f"{name!r} is a GPU, not a component: compat db show gpus lists the GPU catalog")
             _fail(f"{name!r} is not in the database{did_you_mean(normalize(name), database.names() | {'gpus'})}")
         version = Version(version_text) if version_text else None
+        if version is not None and component.release(version) is None:
+            _fail(f"{component.name} {version_text} is not in the database{_nearest_releases(version, component.versions())}")
         data = describe(database, component, version)
     except InvalidVersion:
         _fail(f"{version_text!r} is not a version")
@@ -74,8 +98,18 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
         _echo(json.dumps(data, indent=2))
     else:
         _echo(render_text(data), nl=False)
-    if version is not None and data.get("release") is None:
-        sys.exit(EXIT_FINDINGS)
+
+
+def _nearest_releases(version: Version, held: list[Version]) -> str:
+    """A suffix for the error of a release the database does not hold: the
+    releases it holds just below and just above `version` (``; did you mean
+    0.31.1 or 0.32.0?``), or that it holds none. Versions are compared as
+    versions, so a typo of one digit lands next to the release meant."""
+    if not held:
+        return " (it holds no release of it)"
+    below = [v for v in held if v < version][-1:]
+    above = [v for v in held if v > version][:1]
+    return f"; did you mean {' or '.join(str(v) for v in below + above)}?"
 
 
 def _show_gpus(fmt: str, db_path: str | None) -> None:
@@ -134,7 +168,8 @@ def _show_gpus(fmt: str, db_path: str | None) -> None:
               help="Rewrite a snapshot even when the index no longer lists releases it holds.")
 def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,  # type: ignore[no-untyped-def]
          deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...], allow_removal: bool) -> None:
-    """Refresh the metadata snapshots (data/metadata/) from a package index.
+    """Refresh the metadata snapshots from a package index: into the user
+    data folder (compat db path shows it), or with --db into that database.
 
     Nothing is written unless every package was read: a failing index leaves
     the old snapshots intact (exit 2). A package whose snapshot holds a
@@ -146,6 +181,7 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
 
     from ..knowledge.database import Database
     from ..knowledge.index import IndexClient, project_name
+    from ..knowledge.layers import sync_folder
     from ..knowledge.sync import index_url_from_environment, load_plan
     from ..knowledge.sync import sync as run_sync
 
@@ -165,8 +201,9 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries,
                              allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline)
         progress = _progress if sys.stderr.isatty() else None
-        result = run_sync(plan, database.metadata_dir, client, workers=workers, progress=progress,
-                          allow_removal=allow_removal)
+        target = database.metadata_dir if db_path else sync_folder()  # no --db: the user data folder (layers.py)
+        result = run_sync(plan, target, client, workers=workers, progress=progress, allow_removal=allow_removal,
+                          previous=database.snapshot_path)
     except CompatError as exc:
         _fail(exc)
     except OSError as exc:  # writing the database (a full disk): the staged write changed nothing
@@ -179,6 +216,8 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         f"{result.releases} releases ({how}), {result.requests} requests from {client.display(client.index_url)}; "
         f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
     )
+    if not db_path:
+        _echo(f"snapshots in {target}, read over the bundled database (compat db path shows the layers)")
     if result.unknown:
         _echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
     if result.invalid:
@@ -193,6 +232,28 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         click.echo(f"compat: refused: {line}", err=True)
     if result.refused:
         sys.exit(EXIT_INCOMPLETE)
+
+
+@db.command("path")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: every snapshot of every layer, with its date, its age and whether a check reads it.")
+@_db_option
+def path_(fmt: str, db_path: str | None) -> None:
+    """The layers of the database (bundled, user data, overlay), their folders
+    and how old their snapshots are."""
+    from ..knowledge.database import Database
+    from ..knowledge.layers import describe_layers, render_layers
+
+    try:
+        data = describe_layers(Database.load(db_path))
+    except CompatError as exc:
+        _fail(exc)
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(data, indent=2))
+    else:
+        _echo(render_layers(data), nl=False)
 
 
 def _progress(iterator, length: int):  # type: ignore[no-untyped-def]

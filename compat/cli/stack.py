@@ -2,52 +2,148 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from ..errors import CompatError
 from . import EXIT_FINDINGS, _db_option, _echo, _fail, _use_color, cli
 
+if TYPE_CHECKING:
+    from ..engine.findings import Report
+    from ..knowledge.database import Database
+    from ..sources.stack import Stack
+
+# --format NAME: the module of compat/formats that writes it.
+_FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github", "markdown": "markdown_report"}
+
+
 @cli.command()
-@click.argument("stack", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.argument("stacks", metavar="[STACK]...", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-r", "--requirements", "requirements", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="Packages from a requirements (or constraints) file, as pip reads it (repeatable; - for stdin).")
+@click.option("--pyproject", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Packages from a pyproject.toml: [project] dependencies, and the --extra and --group asked for.")
+@click.option("--pylock", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Packages from a PEP 751 lock file (pylock.toml), as selected for the stack's machine.")
+@click.option("--extra", "extras", multiple=True, metavar="NAME",
+              help="An extra of the --pyproject project or of the --pylock lock (repeatable).")
+@click.option("--group", "groups", multiple=True, metavar="NAME",
+              help="A dependency group of the --pyproject project or of the --pylock lock (repeatable).")
+@click.option("--env", "env", is_flag=True,
+              help="Check the installed environment: its distributions against their own metadata (as pip check), "
+                   "and as packages of the stack.")
+@click.option("--python", "python", metavar="PATH",
+              help="The interpreter whose Python, platform and glibc (and, with --env, distributions) are read "
+                   "(default: the one running compat).")
+@click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True,
+              help="text for people; json; sarif for code scanning; github for workflow annotations; markdown for a "
+                   "pull-request comment or job summary.")
+@click.option("-q", "--quiet", is_flag=True, help="Show only the errors and the verdict.")
+@click.option("--min-severity", type=click.Choice(["error", "warning", "note"]), default="note", show_default=True,
+              help="Leave out the findings below this severity (the exit code does not change).")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--require-known", is_flag=True,
               help="A release or build the database does not hold is an error, not a warning.")
 @click.option("--ignore", "ignore", multiple=True, metavar="ID", help="Suppress a finding by ID (repeatable; * and ? allowed).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
-def check(stack: str, fmt: str, strict: bool, require_known: bool, ignore: tuple[str, ...], max_rounds: int,
+def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str | None, pylock: str | None,
+          extras: tuple[str, ...], groups: tuple[str, ...], env: bool, python: str | None, fmt: str, quiet: bool,
+          min_severity: str, strict: bool, require_known: bool, ignore: tuple[str, ...], max_rounds: int,
           db_path: str | None) -> None:
-    """Check STACK (a stack.toml): exit 0 if it works, 1 if not, 2 if the input is bad."""
+    """Check each STACK (a stack.toml; - reads standard input), with the
+    packages of --requirements, --pyproject, --pylock and --env merged into
+    each (docs/inputs.md): exit 0 if every stack works, 1 if one does not,
+    2 if an input is bad."""
     import gc
 
     # One short process whose objects all live until it exits: the cyclic
     # collector would only walk them (about a tenth of the run's time).
     gc.disable()
+    from ..sources.inputs import Inputs, load_inputs, start_environment
+
+    inputs = Inputs(stacks, requirements, pyproject, pylock, extras, groups, env, python)
+    if not (stacks or requirements or pyproject or pylock or env):
+        raise click.UsageError("give a stack file (STACK), or the packages to check: --requirements, --pyproject, "
+                               "--pylock or --env")
+    pending = start_environment(inputs)  # the interpreter lists its distributions while compat loads
     from ..engine.check import check_stack
+    from ..engine.installed import with_installed
     from ..knowledge.database import Database
-    from ..sources.stack import check_ignore, load_stack
+    from ..sources.stack import check_ignore
 
     try:
         db = Database.load(db_path)
-        loaded = load_stack(stack, db)
+        loaded = load_inputs(inputs, db, pending)
         ignore = check_ignore(ignore)
-        report = check_stack(loaded, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
-                             require_known=require_known or None)
+        reports = [
+            with_installed(check_stack(stack, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
+                                       require_known=require_known or None), ignore)
+            for stack in loaded
+        ]
     except CompatError as exc:
-        _fail(exc)
-    if fmt == "json":
-        from ..formats.json import render as render_json
+        _fail_as(fmt, exc)
+    _show_all(reports, fmt, quiet, "info" if min_severity == "note" else min_severity)
+    sys.exit(max(report.exit_code for report in reports))  # the worst stack's
 
-        _echo(render_json(report), nl=False)
+
+def _show_all(reports: list[Report], fmt: str, quiet: bool, min_severity: str) -> None:
+    """Print the reports of several stacks, in the order given: the text,
+    markdown and github forms one after another; JSON an array of the
+    report objects (one stack: the object alone); SARIF one log with one
+    run for them all (code scanning refuses several runs of one tool in a
+    file)."""
+    if len(reports) == 1 or fmt not in ("json", "sarif"):
+        for number, report in enumerate(reports):
+            if number and fmt in ("text", "markdown"):
+                _echo()
+            if quiet and fmt == "text" and len(reports) > 1:
+                _echo(f"{report.stack.path or '<stack>'}:")  # --quiet leaves out the heading that says which
+            _show(report, fmt, quiet, min_severity)
+        return
+    import json
+
+    module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
+    if fmt == "sarif":
+        _echo(module.render(reports, min_severity="error" if quiet else min_severity), nl=False)
+        return
+    logs = [json.loads(module.render(r, min_severity="error" if quiet else min_severity)) for r in reports]
+    _echo(json.dumps(logs, indent=2) + "\n", nl=False)
+
+
+def _show(report: Report, fmt: str, quiet: bool, min_severity: str) -> None:
+    """Print `report` in `fmt`. --quiet keeps the errors and the verdict: the
+    text and markdown reports drop the rest, the others show errors alone."""
+    module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
+    if fmt in ("text", "markdown"):
+        color = fmt == "text" and _use_color(sys.stdout.isatty())
+        options = {"color": color} if fmt == "text" else {}
+        _echo(module.render(report, quiet=quiet, min_severity=min_severity, **options), nl=False, color=color)
     else:
-        from ..formats.text import render as render_text
+        _echo(module.render(report, min_severity="error" if quiet else min_severity), nl=False)
 
-        color = _use_color(sys.stdout.isatty())
-        _echo(render_text(report, color=color), nl=False, color=color)
-    sys.exit(report.exit_code)
+
+def _stack_overlay(database: Database, stack: Stack | None) -> Database:
+    """`database` with the overlay the stack's [compat] overlay names (check_stack lays it itself)."""
+    if stack is None or stack.overlay is None:
+        return database
+    from ..knowledge.layers import with_overlay
+
+    return with_overlay(database, stack.overlay)
+
+
+def _fail_as(fmt: str, error: CompatError) -> NoReturn:
+    """Exit 2 with the one line on standard error; a format other than text
+    also prints its form of the error on standard output (JSON an error
+    object, SARIF a failed run, github an annotation on the line), so that
+    the next step of a pipeline has something to read."""
+    if fmt != "text":
+        module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
+        _echo(module.render_error(error), nl=False)
+    _fail(error)
 
 
 @cli.command()
@@ -61,27 +157,25 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
     """Pin every package of STACK, and the tracked packages they need, to the
     newest versions that work on its machine. Exit 1 (with the reason and
     the smallest changes that work) when there are none."""
-    from ..engine.check import check_stack
-    from ..engine.resolver import resolve as run_resolve
+    from ..api import resolve as run_resolve
     from ..formats.pinned import requirements, stack_toml
     from ..knowledge.database import Database
     from ..sources.stack import load_stack
 
     try:
         database = Database.load(db_path)
-        loaded = load_stack(stack, database)
-        resolution = run_resolve(loaded, database, max_rounds=max_rounds, pre=pre, closure=True)
+        given = load_stack(stack, database)
+        database = _stack_overlay(database, given)
+        resolution = run_resolve(given, database=database, pre=pre, max_rounds=max_rounds)
         if not resolution.ok:
-            report = check_stack(loaded, database, max_rounds=max_rounds)
             from ..formats.text import render as render_text
 
-            click.echo(render_text(report, color=_use_color(sys.stderr.isatty())), err=True, nl=False)
+            assert resolution.report is not None
+            click.echo(render_text(resolution.report, color=_use_color(sys.stderr.isatty())), err=True, nl=False)
             sys.exit(EXIT_FINDINGS)
     except CompatError as exc:
         _fail(exc)
-    chosen = {k: str(c.version) for k, c in resolution.versions.items() if not k.startswith("__") and c.version is not None}
-    pins = {n: chosen[n] for n in loaded.packages if n in chosen}
-    added = {n: v for n, v in chosen.items() if n not in loaded.packages}
+    loaded, pins, added = resolution.stack, resolution.packages, resolution.added
     if fmt == "pylock":
         from ..formats.pylock import pylock
 
@@ -105,21 +199,27 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
 @cli.command()
 @click.argument("name")
 @click.option("--stack", "stack_path", type=click.Path(dir_okay=False), help="Show which constraints bind in this stack.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_db_option
-def why(name: str, stack_path: str | None, db_path: str | None) -> None:
-    """Every constraint on NAME: which release, rule or metadata imposes it,
-    under which conditions, and (with --stack) which of them bind."""
-    from .._names import did_you_mean, normalize
+def why(name: str, stack_path: str | None, fmt: str, db_path: str | None) -> None:
+    """Every constraint on NAME (a package, or python, cuda, driver, rocm,
+    gpu): which release, rule, build or metadata imposes it, under which
+    conditions, and (with --stack) which of them bind, the stack's own, and
+    what stops each newer release the stack admits."""
+    from .._names import normalize
     from ..engine.why import constraints_on, render
     from ..knowledge.database import Database
     from ..sources.stack import load_stack
 
     try:
         database = Database.load(db_path)
-        target = normalize(name)
         loaded = load_stack(stack_path, database) if stack_path else None
-        if target not in database.names() and (loaded is None or target not in loaded.packages):
-            _fail(f"{name!r} is not in the database{did_you_mean(target, database.names())}")
-        _echo(render(constraints_on(target, database, loaded)), nl=False)
+        report = constraints_on(normalize(name), _stack_overlay(database, loaded), loaded)
     except CompatError as exc:
-        _fail(exc)
+        _fail_as(fmt, exc)
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _echo(render(report), nl=False)

@@ -12,25 +12,55 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .._versions import overlap, spec_text
 from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
-from ..knowledge.database import Database
+from ..knowledge.database import Database, meets
+from ..knowledge.layers import STALE_DAYS, cites_local, current_date, is_local, stale_snapshot, with_overlay
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
 from ..errors import CompatError
-from .builds import Platform, Selected, judge_build, select_build, wheel_fit
+from .builds import Selected, WheelFit, judge_build, select_build
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
 
 __all__ = ["check_stack"]
+
+
+class _Parallelism(NamedTuple):
+    """How one engine's server spreads over GPUs: the flags whose values
+    multiply into the GPUs it starts. Their definitions, release by release,
+    are the engine's own argument parser's (data/options/<engine>.toml), and a
+    finding cites them."""
+
+    multiply: tuple[str, ...]           # the GPUs of one replica: tensor x pipeline parallel
+    data: str                           # the number of replicas
+    data_local: str | None = None       # the replicas on this node, where replicas run on several nodes
+    data_shared: str | None = None      # a switch under which the replicas share the tensor-parallel GPUs
+    nodes: str | None = None            # the nodes one server is spread over
+    gpus: str | None = None             # a flag that gives the GPU count itself
+    elsewhere: tuple[str, str] | None = None  # (flag, value) under which the engine places workers on a cluster
+
+
+_PARALLELISM = {
+    # world size = TP x PP, --data-parallel-size replicas of it, --data-parallel-size-local of them on this node;
+    # --nnodes spreads one server over nodes (mp backend); Ray places the workers over its own cluster
+    "vllm": _Parallelism(("tensor-parallel-size", "pipeline-parallel-size"), "data-parallel-size",
+                         data_local="data-parallel-size-local", nodes="nnodes",
+                         elsewhere=("distributed-executor-backend", "ray")),
+    # --dp-size replicas of TP x PP, unless --enable-dp-attention runs them inside the tensor-parallel group
+    "sglang": _Parallelism(("tp-size", "pp-size"), "dp-size", data_shared="enable-dp-attention", nodes="nnodes"),
+    # vLLM's sizes for its stages; --num-gpus for a diffusion model
+    "vllm-omni": _Parallelism(("tensor-parallel-size", "pipeline-parallel-size"), "data-parallel-size",
+                              gpus="num-gpus", elsewhere=("distributed-executor-backend", "ray")),
+}
+
 
 def check_stack(
     stack: Stack,
@@ -47,18 +77,24 @@ def check_stack(
     When the stack fails, the report also explains why it cannot be resolved
     (if it cannot) and suggests the smallest changes that make it work.
     """
+    if stack.overlay is not None:  # [compat] overlay: the stack's own facts over the database
+        db = with_overlay(db, stack.overlay)
     resolution = resolve(stack, db, max_rounds=max_rounds)
     checker = _Checker(stack, db, resolution.provider, bool(require_known) or stack.require_known)
     versions = checker.assign(resolution)
     checker.stack_findings()
     checker.machine()
+    checker.host()
     checker.edges(versions)
     checker.flags(versions)
+    checker.parallel(versions)
     checker.rules(versions)
     checker.statuses(versions)
+    checker.stale(versions)
     checker.installs(versions)
     checker.gaps(resolution)
     if not resolution.ok:
+        checker.blocked(resolution)
         checker.pruned(resolution)
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
@@ -81,10 +117,15 @@ def check_stack(
             from .explain import explain
 
             report.explanation = explain(stack, resolution, db)
-        from .suggest import suggest
+            # what keeps the releases the conflict needs off this machine (a build without its GPU's kernels)
+            report.explanation.facts.extend(f for f in checker.blocking if f not in report.explanation.facts)
+        from .suggest import search
 
-        involved = {c for f in report.errors for c in f.components}
-        report.suggestions = suggest(stack, db, involved=involved)
+        outcome = search(stack, db, report.errors, ignore=ignore)
+        report.suggestions = outcome.suggestions
+        if outcome.unfixed is not None:  # nothing within the search's reach: say so, and why
+            report.findings = sorted([*report.findings, outcome.unfixed],
+                                     key=lambda f: (SEVERITY_ORDER[f.severity], f.id))
     return report
 
 
@@ -123,6 +164,7 @@ class _Checker:
         self.findings: list[Finding] = []
         self.provider = provider
         self.require_known = require_known
+        self.blocking: list[str] = []  # why releases a failed resolution needed cannot install here (for the explanation)
 
     # -- helpers -------------------------------------------------------------
 
@@ -130,6 +172,10 @@ class _Checker:
             source: str | Source | None = None, *, basis: str | None = None, **details: Any) -> None:
         if not isinstance(source, Source):
             source = self.db.source(source)
+        if layer == "curated" and cites_local(self.db, source):
+            layer = "local"
+        if layer == "local":  # a fact of the user's own overlay: the text report says so too
+            message = f"[local] {message}"
         self.findings.append(
             Finding(
                 id=id,
@@ -343,6 +389,72 @@ class _Checker:
                     candidates[-1].source,
                 )
 
+    def parallel(self, versions: dict[str, Version | None]) -> None:
+        """Tensor x pipeline (x data) parallel sizes against the GPUs of the
+        node: a server that needs more GPUs than [hardware] count cannot start."""
+        if not self.stack.options or self.stack.hardware.accelerator not in ("cuda", "rocm"):
+            return
+        for package, values in sorted(self.stack.options.items()):
+            plan, catalog = _PARALLELISM.get(package), self.db.option_catalog(package)
+            if plan is None or catalog is None:
+                continue
+            given = {catalog.canonical(flag) or flag: value for flag, value in values.items()}
+            if plan.elsewhere is not None and value_text(given.get(plan.elsewhere[0], "")) == plan.elsewhere[1]:
+                continue  # the workers are placed over a cluster whose nodes the stack does not describe
+            sized = [f for f in (*plan.multiply, plan.data, plan.data_local, plan.gpus) if f is not None and f in given]
+            if sized:
+                self._parallel(package, versions.get(package), plan, catalog, given, sized)
+
+    def _parallel(self, package: str, version: Version | None, plan: _Parallelism, catalog: Any,
+                  given: dict[str, Any], sized: list[str]) -> None:
+        def size(flag: str | None) -> int | None:
+            """The flag's value, or its default in this release (1 where none is known)."""
+            if flag is None:
+                return None
+            definition = catalog.at(flag, version) or next(iter(catalog.definitions(flag)), None)
+            value = given.get(flag, definition.default if definition is not None else None)
+            try:
+                return int(value) if value is not None and not isinstance(value, bool) else 1
+            except (TypeError, ValueError):
+                return None  # not a number: option-value says so
+
+        terms = [(flag, size(flag)) for flag in plan.multiply]
+        shared = plan.data_shared is not None and value_text(given.get(plan.data_shared, False)) == "true"
+        if not shared:
+            data = plan.data_local if plan.data_local in given else plan.data
+            terms.append((data, size(data)))
+        if any(n is None for _, n in terms):
+            return
+        need = 1
+        for _, n in terms:
+            need *= n  # type: ignore[operator]
+        nodes = size(plan.nodes) if plan.nodes in given else 1
+        if nodes is None or nodes < 1:
+            return
+        need = -(-need // nodes)
+        shown = " x ".join(f"--{flag} {n}" for flag, n in terms if flag in given or n != 1)
+        across = f" over --{plan.nodes} {nodes}" if nodes > 1 else ""
+        total = size(plan.gpus) if plan.gpus in given else None
+        if total is not None and total > need:
+            need, shown, across = total, f"--{plan.gpus} {total}", ""
+        count = self.stack.hardware.count
+        if need <= count:
+            return
+        unset = " (the count when [hardware] count is not given)" if count == 1 else ""
+        definition = catalog.at(sized[0], version) or catalog.definitions(sized[0])[-1]
+        self.add(
+            f"parallel:{package}",
+            "error" if count > 1 else "warning",
+            f"{package}{f' {version}' if version else ''}: {shown}{across} start {need} GPU workers on a node; "
+            f"[hardware] count is {count}{unset}",
+            (package, "gpu"),
+            "requirement",
+            "curated",
+            definition.source,
+            requirement=f"gpu_count>={need}",
+            found=str(count),
+        )
+
     def _missing_flag(self, package: str, option: str, version: Version | None, definitions: list[Any]) -> None:
         """A flag the release does not have: removed, renamed, or newer than it."""
         from ..knowledge.options import range_text
@@ -383,7 +495,7 @@ class _Checker:
                     continue  # judged with the rule's own message in rules()
                 if need.is_virtual:
                     self.virtual_edge(need, release)
-                elif self.nonexistent(need, release):
+                elif self.nonexistent(need, release, versions.get(need.name)):
                     continue
                 elif need.name in versions:
                     self.package_edge(need, release, versions)
@@ -392,13 +504,13 @@ class _Checker:
         for target, needs in sorted(wanted.items()):
             self.shared_target(target, needs)
 
-    def nonexistent(self, need: Need, release: Release) -> bool:
+    def nonexistent(self, need: Need, release: Release, chosen: Version | None = None) -> bool:
         """A requirement that only a release absent from the index would meet:
         no installer can install `release`. Reported, and True."""
         component = self.db.component(need.name)
         if component is None or component.index_listed is None:
             return False
-        if any(need.specifier.contains(v, prereleases=True) for v in component.newest_first()):
+        if meets(component, need.specifier, [chosen]):  # the version chosen first: most often it does
             return False
         if any(need.specifier.contains(v, prereleases=True) for v in component.index_versions or ()):
             return False
@@ -596,11 +708,15 @@ class _Checker:
                 f"{component.name} {version} and {partner} {theirs} must have the same {same}: {rule.message}",
                 (component.name, partner),
                 "lockstep",
-                "curated",
+                self.layer_of(rule),
                 rule.source,
                 requirement=f"{partner}{rule.partner_specifier(version)}",
                 found=str(theirs),
             )
+
+    def layer_of(self, rule: Rule) -> str:
+        """``local`` for a rule of the user's overlay (knowledge/layers.py), else ``curated``."""
+        return "local" if is_local(self.db, rule.file) else "curated"
 
     def rule(self, rule: Rule, component: Component, version: Version | None, facts: StackFacts) -> None:
         when = rule.when.evaluate(facts)
@@ -616,7 +732,7 @@ class _Checker:
             # crosses it, noise to a check of a later release, unless the
             # stack's own options, model or environment make it matter.
             return
-        basis = rule.basis if rule.inferred else None
+        basis = self._basis(rule.basis if rule.inferred else None, rule.when, rule.require)
         who = f"{component.name} {version}"
         components = (component.name, *self._subjects(rule.when), *(self._subjects(rule.require) if rule.require else ()))
         components = tuple(dict.fromkeys(components))
@@ -637,19 +753,19 @@ class _Checker:
                     f"{rule.require.describe()})",
                     components,
                     "unverified",
-                    "curated",
+                    self.layer_of(rule),
                     rule.source,
                     basis=basis,
                 )
                 return
             failing = "; ".join(t.describe() for t in rule.require.failing(facts))
-            self.add(rule.id, rule.severity, f"{who}: {rule.message}", components, rule.kind, "curated",
+            self.add(rule.id, rule.severity, f"{who}: {rule.message}", components, rule.kind, self.layer_of(rule),
                      rule.source, basis=basis, needs=rule.require.describe(), failing=failing or None)
             return
         message = f"{who}: {rule.message}"
         if rule.kind == "known-issue" and rule.fixed_in is not None:
             message += f" (fixed in {rule.fixed_in})"
-        self.add(rule.id, rule.severity, message, components, rule.kind, "curated", rule.source, basis=basis,
+        self.add(rule.id, rule.severity, message, components, rule.kind, self.layer_of(rule), rule.source, basis=basis,
                  fixed_in=str(rule.fixed_in) if rule.fixed_in else None,
                  introduced=str(rule.introduced) if rule.introduced else None)
 
@@ -665,6 +781,22 @@ class _Checker:
             if test.kind == "env" and test.key in stack.env:
                 return True
         return False
+
+    def _capability_basis(self) -> str | None:
+        """What the GPU's compute capability rests on, where the catalog infers it."""
+        hardware = self.stack.hardware
+        gpu = hardware.gpu
+        if gpu is None or not gpu.inferred or hardware.compute_capability != gpu.compute_capability:
+            return None
+        return f"the {gpu.name}'s compute capability {gpu.compute_capability} is not in NVIDIA's tables: {gpu.basis}"
+
+    def _basis(self, basis: str | None, *conditions: Condition | None) -> str | None:
+        """A finding's basis, with the GPU's when the finding turns on an inferred compute capability."""
+        gpu = self._capability_basis()
+        tests = (t for condition in conditions if condition is not None for t in condition.walk())
+        if gpu is None or not any(t.kind == "version" and t.key == "compute_capability" for t in tests):
+            return basis
+        return f"{basis}; {gpu}" if basis else gpu
 
     @staticmethod
     def _subjects(condition: Condition | None) -> list[str]:
@@ -715,6 +847,18 @@ class _Checker:
                     release.source,
                 )
 
+    def stale(self, versions: dict[str, Version | None]) -> None:
+        """One note, not one a package, when the newest snapshot the check
+        read is older than STALE_DAYS: releases and yanks since are unknown to it."""
+        found = stale_snapshot(self.db, (name for name, version in versions.items() if version is not None))
+        if found is None:
+            return
+        taken, age = found
+        self.add("snapshot:stale", "info",
+                 f"the newest package snapshot this check read was taken {taken}, {age} days ago (more than "
+                 f"{STALE_DAYS}): releases and yanks since then are unknown to it; `compat db sync` refreshes the "
+                 "snapshots", (), "stale", "metadata", taken=str(taken), age_days=age)
+
     def unknown_release(self, component: Component, version: Version) -> None:
         """A version the database holds no record of: absent from the index,
         newer than the snapshot, or outside the snapshot's window."""
@@ -736,7 +880,7 @@ class _Checker:
             )
             return
         if exists is None and component.index_versions is not None and taken is not None:
-            age = (_dt.date.today() - taken).days
+            age = (current_date() - taken).days
             why = (f"{name} {version} is newer than every release in the database's snapshot, taken {taken} "
                    f"({age} day{'s' if age != 1 else ''} ago; `compat db sync` refreshes it)")
         else:
@@ -782,41 +926,40 @@ class _Checker:
                 found=str(system.driver),
             )
 
+    def host(self) -> None:
+        """A GPU that comes only with its own host CPU (a Grace superchip, a
+        Jetson module: the catalog's `host`) on a stack of another platform:
+        its wheels would be judged for a machine that does not exist."""
+        gpu, platform = self.stack.hardware.gpu, self.stack.system.platform
+        if gpu is None or gpu.host is None or gpu.host == platform:
+            return
+        default = type(self.stack.system)._field_defaults.get("platform")
+        unset = " (the platform when [system] platform is not given)" if platform == default else ""
+        self.add(
+            "platform:gpu",
+            "error",
+            f"the {gpu.name} comes with its own host CPU, a {gpu.host} machine; the stack's platform is "
+            f"{platform}{unset}: give [system] platform = \"{gpu.host}\" so that wheels are judged for that machine",
+            ("gpu",),
+            "platform",
+            "curated",
+            gpu.source,
+            requirement=f"platform=={gpu.host}",
+            found=platform,
+        )
+
     def installs(self, versions: dict[str, Version | None]) -> None:
         """Each release's wheels against the platform and glibc, and the build
         the stack installs against its CUDA, driver, accelerator and GPU."""
-        platform = Platform(self.stack.system)
         floors: list[tuple[tuple[int, int], str, Release]] = []
         for name, version in sorted(versions.items()):
             release = self.release_of(name, version)
             component = self.db.component(name)
             if release is None or component is None:
                 continue
-            who = self._who(release)
-            fit = wheel_fit(release, platform)
-            if fit.installable is False:
-                glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
-                self.add(
-                    f"wheel:{name}=={version}",
-                    "error",
-                    f"{who} has no wheel for CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}: "
-                    f"its wheels are for {', '.join(fit.platforms)}",
-                    (name, "python"),
-                    "platform",
-                    "metadata",
-                    self.db.metadata_source(release, "wheel tags"),
-                    found=", ".join(fit.platforms),
-                )
-            elif fit.glibc is not None and self.stack.system.glibc is None:
-                floors.append((fit.glibc, who, release))
-            spec = self.stack.packages.get(name)
-            selected, problem = select_build(component, release, spec, self.stack, self.db)
-            if problem is not None:
-                self.add(f"build:{name}=={version}", self.unknown_severity,
-                         f"{problem}; its CUDA, driver and architectures are not checked", (name,),
-                         "unknown-release", "curated")
-            if selected is not None:
-                self.build(release, selected)
+            fit = self.install(release, component)
+            if fit.installable is not False and fit.glibc is not None and self.stack.system.glibc is None:
+                floors.append((fit.glibc, self._who(release), release))
         if floors:
             need, who, release = max(floors, key=lambda f: (f[0], f[1]))
             self.add(
@@ -830,6 +973,33 @@ class _Checker:
                 self.db.metadata_source(release, "wheel tags"),
             )
 
+    def install(self, release: Release, component: Component) -> WheelFit:
+        """One release's wheels against the platform and glibc, and the build
+        it installs against the machine: each misfit is a finding."""
+        name, version, who = release.package, release.version, self._who(release)
+        fit = self.provider.wheel_fit(release)
+        if fit.installable is False:
+            glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
+            self.add(
+                f"wheel:{name}=={version}",
+                "error",
+                f"{who} has no wheel for CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}: "
+                f"its wheels are for {', '.join(fit.platforms)}",
+                (name, "python"),
+                "platform",
+                "metadata",
+                self.db.metadata_source(release, "wheel tags"),
+                found=", ".join(fit.platforms),
+            )
+        selected, problem = select_build(component, release, self.stack.packages.get(name), self.stack, self.db)
+        if problem is not None:
+            self.add(f"build:{name}=={version}", self.unknown_severity,
+                     f"{problem}; its CUDA, driver and architectures are not checked", (name,),
+                     "unknown-release", "curated")
+        if selected is not None:
+            self.build(release, selected)
+        return fit
+
     def build(self, release: Release, selected: Selected) -> None:
         build, how = selected
         name, version = release.package, release.version
@@ -842,7 +1012,8 @@ class _Checker:
         for problem in problems:
             self.add(f"{problem.kind}:{name}=={version}", problem.severity,
                      f"{who} installs {build.describe()}{inferred}{problem.text}{hint}", (name, *problem.components),
-                     "build", build.layer, source, build=build.id, **problem.details)
+                     "build", build.layer, source, build=build.id,
+                     basis=self._capability_basis() if problem.kind == "arch" else None, **problem.details)
 
     def other_build(self, release: Release, wrong: Build) -> str:
         """A build of the same release that would fit the stack, as a hint."""
@@ -878,6 +1049,81 @@ class _Checker:
                 need.origin,
                 need.source,
             )
+
+    def blocked(self, resolution: Resolution) -> None:
+        """What keeps the releases a failed resolution needed off this
+        machine: torch 2.13.0, which vLLM 0.32.0 pins, installs a build
+        without kernels for a V100. The stack names no such release, so no
+        other judgement sees it; each reason is the finding the release would
+        get if the stack pinned it."""
+        for cause in resolution.causes:
+            need = cause.requirement
+            if need.is_virtual:
+                continue
+            spec = self.stack.packages.get(need.name)
+            if spec is not None and spec.pinned is not None:
+                continue  # a pin is judged as the release the stack installs
+            admitted = need.specifier if spec is None or need.parent is None else need.specifier & spec.specifier
+            via = (f"which {need.parent} requires" if need.parent
+                   else f"which the stack's {need.name}{spec_text(need.specifier)} admits")
+            self._unavailable(need.name, admitted, via)
+
+    def _unavailable(self, name: str, admitted: SpecifierSet, via: str) -> None:
+        """Report why no release `admitted` admits can run here, when none can:
+        one finding per reason, on the newest release it keeps out."""
+        component = self.db.component(name)
+        if component is None or not component.releases:
+            return
+        reasons: dict[Version, list[Finding]] = {}
+        for version in self.provider.known_versions(name, admitted):
+            found = self._why_not(component.releases[version], component)
+            if found is None:
+                return  # a release that could run here: the conflict lies elsewhere
+            reasons[version] = found
+        # one reason kept out several releases: one finding, on the newest, naming the others
+        groups: dict[tuple[str, str], list[tuple[Version, Finding, str]]] = {}
+        for version, found in reasons.items():
+            who = f"{name} {version}"
+            for finding in found:
+                rest = finding.message[len(who):] if finding.message.startswith(who) else f": {finding.message}"
+                key = (finding.id.replace(f"=={version}", ""), rest.replace(str(version), "{}"))
+                groups.setdefault(key, []).append((version, finding, rest))
+        for members in groups.values():
+            (newest, finding, rest), others = members[0], ", ".join(str(v) for v, _, _ in members[1:])
+            likewise = f"; {others} likewise" if others else ""
+            self.findings.append(finding._replace(message=f"{name} {newest} ({via}{likewise}){rest}"))
+            fact = f"{name} {newest}{f' (and {others})' if others else ''}{rest}"
+            if fact not in self.blocking:
+                self.blocking.append(fact)
+        if groups:  # the reasons replace the bare "no release of it can run here"
+            self.findings = [f for f in self.findings if f.id != f"wheel:{name}"]
+
+    def _why_not(self, release: Release, component: Component) -> list[Finding] | None:
+        """The errors `release` would meet if the stack pinned it (its wheels,
+        its build, the machine bounds of its requirements and of the rules it
+        takes); [] if it is kept out for a reason reported elsewhere (a
+        requirement at odds with a pin); None if it can run here."""
+        saved, self.findings = self.findings, []
+        try:
+            self.install(release, component)
+            needs = self.provider.dependencies(release)
+            for need in needs:
+                if need.is_virtual and need.origin != "rule":
+                    self.virtual_edge(need, release)
+            ruled = {need.rule for need in needs if need.is_virtual and need.origin == "rule"}
+            if ruled:
+                facts = StackFacts(self.stack, {release.package: release.version}).for_component(component)
+                for rule in component.rules:
+                    if rule.id in ruled:
+                        self.rule(rule, component, release.version, facts)
+            found = [f for f in self.findings if f.severity == "error"]
+        finally:
+            self.findings = saved
+        if found:
+            return found
+        if (release.package, release.version) in self.provider.pruned or not self.provider.installable(release):
+            return []
+        return None
 
     def pruned(self, resolution: Resolution) -> None:
         """A requirement of the failed resolution that only releases at odds

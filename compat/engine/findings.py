@@ -2,16 +2,89 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
     from ..sources.stack import Stack
 
-__all__ = ["Finding", "Report", "SEVERITY_ORDER"]
+__all__ = ["Finding", "Report", "SEVERITY_ORDER", "FAMILIES", "Location", "family", "locate", "at_least"]
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+# What each family of finding IDs the engine makes means (the part of an ID
+# before its first colon). A rule of the database is a family of its own: its
+# ID has no colon, and its message and source say what it means.
+FAMILIES = {
+    "requires-python": "A release requires a Python version the stack does not run.",
+    "requires": "A release requires a version of a package (or of CUDA, the driver or the GPU) that the stack does "
+                "not have.",
+    "extras": "A release needs an extra of a package that the stack installs without it.",
+    "conflict": "Two packages require versions of a third that no release satisfies at once.",
+    "unresolvable": "No set of versions satisfies every requirement of the stack.",
+    "pre-release": "A package of the stack is a pre-release, not a final release.",
+    "yanked": "A release was yanked from the package index.",
+    "unknown-release": "The database holds no record of a release (or of its build): the checks that need it are "
+                       "skipped.",
+    "unknown-metadata": "The index does not state a release's requirements (an sdist with dynamic metadata): they "
+                        "are not checked.",
+    "missing": "A release does not exist on the package index, or only a release that does not exist meets a "
+               "requirement.",
+    "wheel": "A release has no wheel for the stack's Python, platform or glibc.",
+    "glibc": "The wheels need a GNU C library at least as new as the one named; the stack does not give its glibc.",
+    "build": "The database does not know the build (CUDA, ROCm or CPU variant) the stack installs.",
+    "build-cuda": "The build a package installs targets another CUDA major version than the stack.",
+    "build-platform": "The build a package installs has no wheels for the stack's platform.",
+    "driver": "The NVIDIA driver is older than the CUDA version of the stack or of a build needs (or not given).",
+    "arch": "The build a package installs carries no kernels for the GPU's architecture (compute capability).",
+    "accelerator": "The build a package installs runs on another kind of device than the stack's GPU.",
+    "gap": "A requirement names a release the database does not hold: it is not checked.",
+    "untracked": "The database does not track a package: it is checked only against other packages' requirements.",
+    "unknown-option": "The database knows no such option of the package: it is not checked.",
+    "option-value": "An option's value is not one the package accepts.",
+    "option-removed": "The release the stack installs does not have the option (removed, renamed, or added later).",
+    "option-unknown": "The release's command line has no such option.",
+    "model": "A property of the served model that rules test is unknown: the stack's [model] does not give it.",
+    "platform": "The GPU goes only into hosts of another platform than the stack's (a Grace superchip or a Jetson "
+                "module has an Arm CPU).",
+    "parallel": "The engine's parallel sizes (tensor x pipeline x data parallel) need more GPUs than the stack has.",
+    "suggestions": "No change within reach makes the stack work (the note says what was tried and why it failed).",
+    "installed-missing": "An installed distribution requires a package that is not installed (as pip check says).",
+    "installed-conflict": "An installed distribution requires another version of an installed package (as pip "
+                          "check says).",
+    "installed-extra": "An installed distribution requires an extra of a package whose extra's requirements are "
+                       "not all installed.",
+    "installed-python": "An installed distribution requires a Python version other than the environment's.",
+    "installed-platform": "An installed distribution was built for another platform than the environment's.",
+    "installed-metadata": "An installed distribution's metadata cannot be read or parsed.",
+    "installed-duplicate": "Two installed copies of one distribution: the first on sys.path is the one imported.",
+    "snapshot": "The newest package snapshot a check read is older than 60 days: releases and yanks since are "
+                "unknown to it.",
+}
+
+
+def family(finding_id: str) -> str:
+    """The family of a finding ID: the engine's prefix (``requires`` of
+    ``requires:vllm==0.32.0:transformers``), or the whole ID of a rule of the
+    database, which names one fact.
+
+    >>> family("requires-python:vllm==0.32.0"), family("vllm.cors-default-restricted")
+    ('requires-python', 'vllm.cors-default-restricted')
+    """
+    return finding_id.split(":", 1)[0]
+
+
+def at_least(findings: Iterable[Finding], severity: str) -> list[Finding]:
+    """The findings of `severity` or worse (``info`` keeps them all).
+
+    >>> [f.id for f in at_least([Finding("a", "info", "", (), "", ""), Finding("b", "error", "", (), "", "")], "warning")]
+    ['b']
+    """
+    floor = SEVERITY_ORDER[severity]
+    return [f for f in findings if SEVERITY_ORDER[f.severity] <= floor]
 
 
 class Finding(NamedTuple):
@@ -20,7 +93,8 @@ class Finding(NamedTuple):
     `id` is stable: the same fact about the same stack gives the same ID, so
     it can be listed in ``[compat] ignore``. `layer` says where the fact came
     from: ``metadata`` (the release's own Requires-Dist / Requires-Python),
-    ``curated`` (a rule of the database), or ``stack`` (the stack file itself).
+    ``curated`` (a rule of the database), ``local`` (a fact of the user's own
+    overlay: knowledge/layers.py), or ``stack`` (the stack file itself).
     """
 
     id: str
@@ -93,6 +167,23 @@ class Report:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
+    def location(self, finding: Finding) -> Location:
+        """Where `finding` points in the stack file (see `locate`)."""
+        return locate(finding, self.stack, self._spelled)
+
+    @cached_property
+    def _spelled(self) -> Mapping[str, Any] | None:
+        """The stack's tables as its file spells them (for `locate`), read once."""
+        if self.stack.text is None:
+            return None
+        from .. import _toml
+        from ..errors import CompatError
+
+        try:
+            return _toml.loads(self.stack.text, file=self.stack.path or "<stack>")
+        except CompatError:  # pragma: no cover - the text was parsed once already
+            return None
+
     def suppress(self, patterns: tuple[str, ...] | list[str]) -> None:
         """Mark findings whose ID matches one of `patterns` (shell-style) as suppressed."""
         if not patterns:
@@ -131,7 +222,106 @@ class Report:
                 "infos": len(self.infos),
                 "suppressed": sum(1 for f in self.findings if f.suppressed),
             },
-            "findings": [f.to_dict() for f in self.findings],
+            "findings": [{**f.to_dict(), "location": self.location(f).to_dict()} for f in self.findings],
             "explanation": self.explanation.to_dict() if self.explanation is not None else None,
             "suggestions": [s.to_dict() for s in self.suggestions],
         }
+
+
+class Location(NamedTuple):
+    """Where a finding points in the stack file: the key it concerns, and its
+    line, so that CI annotations (SARIF, GitHub) land on that line."""
+
+    file: str | None
+    table: tuple[str, ...]
+    key: str | None
+    line: int | None
+
+    @property
+    def key_text(self) -> str:
+        """The key as errors show it: ``[packages] vllm``, ``[system]``."""
+        head = f"[{'.'.join(self.table)}]"
+        return f"{head} {self.key}" if self.key else head
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "key": self.key_text}
+
+
+# The stack's virtual components (engine/facts.py's VIRTUAL_LABELS) and the keys that set them.
+_VIRTUAL_KEYS = {"python": ("system", "python"), "cuda": ("system", "cuda"), "driver": ("system", "driver"),
+                 "rocm": ("system", "rocm")}
+_OPTION_FAMILIES = ("option-value", "option-removed", "option-unknown", "unknown-option")
+
+
+def subject(finding: Finding, stack: Stack) -> tuple[tuple[str, ...], str | None]:
+    """The table and key of the stack file that `finding` concerns.
+
+    A finding about a package points at its entry in [packages] (the first of
+    its components the stack lists: a requirement vLLM breaks points at
+    vllm's pin); one about an option, at the option; one about the machine,
+    at [system] or [hardware].
+    """
+    head, _, rest = finding.id.partition(":")
+    if head in _OPTION_FAMILIES:
+        package, _, option = rest.partition(":")
+        return ("options", package), option or None
+    if head == "model":
+        return ("model",), "name" if stack.model.name else ("repo" if stack.model.repo else None)
+    if head == "glibc":
+        return ("system",), "glibc"
+    if head == "driver" and (rest == "unknown" or rest.startswith("cuda-")):
+        return ("system",), "driver"
+    for component in finding.components:
+        if component in stack.packages:
+            return ("packages",), component
+    for component in finding.components:
+        if component in _VIRTUAL_KEYS:
+            table, key = _VIRTUAL_KEYS[component]
+            return (table,), key
+        if component == "gpu":
+            return ("hardware",), "gpu" if stack.hardware.gpu is not None else "compute_capability"
+    return (("packages",) if stack.packages else ("system",)), None
+
+
+def _fold(key: str) -> str:
+    """How a key is matched against the file's spelling: ``Flash_Infer.Python``
+    is ``flashinfer-python``, ``kv_cache_dtype`` is ``kv-cache-dtype``."""
+    return "".join(c for c in key.lower() if c not in "-_.")
+
+
+def _spell(data: Mapping[str, Any] | None, path: tuple[str, ...]) -> tuple[str, ...]:
+    """`path` (normalized names) as the file wrote each part, as far as it can be followed."""
+    spelled: list[str] = []
+    node: Any = data
+    for part in path:
+        written = part
+        if isinstance(node, Mapping):
+            written = next((k for k in node if isinstance(k, str) and _fold(k) == _fold(part)), part)
+            node = node.get(written)
+        spelled.append(written)
+    return tuple(spelled)
+
+
+def locate(finding: Finding, stack: Stack, spelled: Mapping[str, Any] | None = None) -> Location:
+    """The key `finding` concerns (`subject`) and its line in the stack's text.
+
+    `spelled` is the parsed text (so that a key is found as the file wrote
+    it). A key the file does not set points at its table's header, or at the
+    table above it; a stack without text (a mapping) has no lines.
+    """
+    from .. import _toml
+
+    table, key = subject(finding, stack)
+    place = stack.places.get(key) if table == ("packages",) and key else None
+    if place is not None:  # a package of a merged stack: the requirements, pyproject or lock line that gave it
+        return Location(place.file, table, key, place.line)
+    path = _spell(spelled, (*table, key) if key else table)
+    line = None
+    if stack.text is not None:
+        line = _toml.locate(stack.text, path[:-1], path[-1]) if key else None
+        for cut in range(len(path) - (1 if key else 0), 0, -1):
+            if line is not None:
+                break
+            line = _toml.locate(stack.text, path[:cut])
+    file = stack.path if stack.path not in ("-", "/dev/stdin") else None
+    return Location(file, table, key, line)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -27,8 +27,10 @@ from ..knowledge.conditions import option_key
 if TYPE_CHECKING:
     from ..knowledge.database import Database
     from ..knowledge.models import ModelEntry
+    from .environment import Environment
 
-__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "load_stack", "PLATFORMS", "ACCELERATORS"]
+__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "Place", "load_stack", "loads_stack", "stack_from_tables",
+           "PLATFORMS", "ACCELERATORS"]
 
 SCHEMA = 1
 
@@ -50,7 +52,7 @@ _TABLES = {
     "options": None,  # package names, then option names
     "model": ("name", "repo", "family", "head_dim", "checkpoint_dtype", "moe", "hybrid", "multimodal"),
     "env": None,  # variable names
-    "compat": ("ignore", "strict", "require_known"),
+    "compat": ("ignore", "strict", "require_known", "overlay"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
 # ASCII digits only (a bare \d also takes "３" and "٣", which no version parser
@@ -163,17 +165,39 @@ class Stack:
     name: str | None = None
     description: str | None = None
     path: str | None = None
+    # the text the stack was read from: reports locate each finding on its line (compat.engine.findings.locate)
+    text: str | None = field(default=None, repr=False, compare=False)
     untracked: tuple[str, ...] = ()
     unknown_options: tuple[tuple[str, str], ...] = ()
     catalog_model: ModelEntry | None = None  # the model catalog's entry for [model] name / repo
+    # a stack merged from several inputs (sources/inputs.py): where each package was given, and the
+    # installed environment it was read from (compat check --env), whose own metadata is checked too
+    places: dict[str, Place] = field(default_factory=dict)
+    environment: Environment | None = None
+    overlay: str | None = None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
+
+
+class Place(NamedTuple):
+    """Where an input gives a value: a file (or an interpreter) and its line, when it has lines.
+
+    >>> str(Place("requirements.txt", 3)), str(Place("/usr/bin/python3"))
+    ('requirements.txt:3', '/usr/bin/python3')
+    """
+
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.file if self.line is None else f"{self.file}:{self.line}"
 
 
 class _Reader:
     """Reads the parsed TOML, raising StackError with file, key and line."""
 
-    def __init__(self, file: str, text: str | None) -> None:
+    def __init__(self, file: str, text: str | None, places: Mapping[tuple[str, str], Place] | None = None) -> None:
         self.file = file
         self.text = text
+        self.places = places or {}  # (table, key) -> the input that gave that value, for a merged stack
 
     def error(self, message: str, table: tuple[str, ...], key: str | None = None) -> StackError:
         shown_table = tuple(_show_key(t) for t in table)
@@ -183,6 +207,9 @@ class _Reader:
         if dotted:
             shown = f"[{'.'.join(shown_table)}] {shown_key}" if (table and key) else (f"[{dotted}]" if table else dotted)
         line = None
+        place = self.places.get((table[0], key)) if len(table) == 1 and isinstance(key, str) else None
+        if place is not None:
+            return StackError(_one_line(message), file=place.file, key=shown, line=place.line)
         if all(isinstance(t, str) for t in table) and (key is None or isinstance(key, str)):
             line = _toml.locate(self.text, table, key)
         return StackError(_one_line(message), file=self.file, key=shown, line=line)
@@ -258,6 +285,38 @@ def load_stack(source: str | os.PathLike[str] | Mapping[str, Any], database: Dat
         raise TypeError(f"a stack path must be a str, not {type(path).__name__}")
     data, text = _toml.load(path, error=StackError)
     return _parse(data, _Reader("<stdin>" if path in ("-", "/dev/stdin") else path, text), database, path)
+
+
+STRING = "<string>"  # the file an error names for a stack given as text
+
+
+def loads_stack(text: str, database: Database | None = None) -> Stack:
+    """Read a stack from the text of a stack.toml, as `load_stack` reads a
+    file: an error names ``<string>`` as its file, with the key and line.
+
+    >>> loads_stack('[system]\\npython = "3.12"\\n').system.python
+    <Version('3.12')>
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"stack text must be a str, not {type(text).__name__}")
+    if len(text) > _toml.MAX_BYTES:
+        raise StackError(f"larger than {_toml.MAX_BYTES // (1024 * 1024)} MiB, the limit for a stack", file=STRING)
+    if database is None:
+        from ..knowledge.database import Database
+
+        database = Database.load()
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as a file is read: lines agree
+    data = _toml.loads(text, file=STRING, error=StackError)
+    return _parse(data, _Reader(STRING, text), database, None)
+
+
+def stack_from_tables(data: Mapping[str, Any], database: Database, *, file: str, text: str | None = None,
+                      path: str | None = None, places: Mapping[tuple[str, str], Place] | None = None) -> Stack:
+    """A stack from tables that several inputs were merged into (sources/inputs.py),
+    validated as a stack file is: an error about a value that another input
+    gave names that input's file and line (`places`: (table, key) -> Place);
+    any other names `file` and the line of `text`, the stack file's."""
+    return _parse(data, _Reader(file, text, places), database, path)
 
 
 _SCALARS = (str, bool, int, float, _dt.date, _dt.time)  # datetime is a date
@@ -347,6 +406,11 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         if key in head and not isinstance(head[key], str):
             raise read.error(f"expected a string, got {_kind(head[key])}", ("stack",), key)
 
+    overlay = _overlay(read.table(data, "compat"), read, path)
+    if overlay is not None:  # its GPUs, models and packages are known to the rest of the stack
+        from ..knowledge.layers import with_overlay
+
+        db = with_overlay(db, overlay)
     system = _system(read.table(data, "system"), read, "system" in data)
     hardware = _hardware(read.table(data, "hardware"), read, db, system)
     packages, untracked = _packages(read.table(data, "packages"), read, db)
@@ -367,10 +431,27 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         name=head.get("name"),
         description=head.get("description"),
         path=path,
+        text=read.text,
         untracked=untracked,
         unknown_options=unknown_options,
         catalog_model=catalog_model,
+        overlay=overlay,
     )
+
+
+def _overlay(table: Mapping[str, Any], read: _Reader, path: str | None) -> str | None:
+    """[compat] overlay: a folder of the user's own facts, relative to the stack file
+    (to the working directory for a stack without a file)."""
+    folder = table.get("overlay")
+    if folder is None:
+        return None
+    if not isinstance(folder, str) or not folder.strip():
+        raise read.error(f"expected the path of a folder of your own facts, got {_kind(folder)}", ("compat",), "overlay")
+    base = os.path.dirname(os.path.abspath(path)) if path and path not in ("-", "/dev/stdin") else os.getcwd()
+    where = os.path.normpath(os.path.join(base, os.path.expanduser(folder)))
+    if not os.path.isdir(where):
+        raise read.error(f"no such folder: {where}", ("compat",), "overlay")
+    return where
 
 
 def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
@@ -552,6 +633,18 @@ def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str |
     return specifier, None
 
 
+def tracked_name(key: str, known: Collection[str], squashed: Mapping[str, str]) -> str:
+    """`key` as [packages] reads it: PEP 503 normalized, and a name that differs
+    from a tracked one only by its separators is that one (`squashed`: the
+    tracked names without their "-").
+
+    >>> tracked_name("Flash_Infer.Python", {"flashinfer-python"}, {"flashinferpython": "flashinfer-python"})
+    'flashinfer-python'
+    """
+    name = normalize(key)
+    return name if name in known else squashed.get(name.replace("-", ""), name)
+
+
 def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[dict[str, PackageSpec], tuple[str, ...]]:
     where = ("packages",)
     known = db.names()
@@ -571,9 +664,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
         if not _NAME.fullmatch(key):
             raise read.error("not a package name (PEP 508: letters, digits, '.', '_' and '-', starting and ending "
                              "with a letter or digit)", where, key)
-        name = normalize(key)
-        if name not in known:
-            name = squashed.get(name.replace("-", ""), name)
+        name = tracked_name(key, known, squashed)
         if name in packages:
             raise read.error(f"names {name!r} a second time (names are compared as PEP 503 normalizes them)", where, key)
         extras: frozenset[str] = frozenset()
