@@ -344,3 +344,31 @@ def test_the_markdown_of_a_diff_a_failing_plan_and_outdated_reads_strictly(db):
     (table,) = markdown_structure(render_outdated(outdated))["tables"]
     assert table[0] == ["package", "current", "fits", "newest", "blocked by"] and len(table) == 4
     assert [unescape(row[4]) for row in table[1:]] == ["; ".join(e.blocked_by) for e in outdated.entries]
+
+
+def test_a_markdown_library_reads_the_plan_as_github_renders_it(db):
+    """markdown-it-py (CommonMark, with GitHub's tables) reads the plan: one
+    table whose header and rows are the plan's moves, and the folded sections
+    as HTML blocks, not as text inside a paragraph."""
+    from markdown_it import MarkdownIt
+
+    plan = compat.upgrade(EXAMPLES / "vllm-0.31-py310.toml", to="vllm==0.32.0", database=db)
+    tokens = MarkdownIt("commonmark").enable("table").parse(render_plan(plan))
+    assert [t.type for t in tokens].count("table_open") == 1
+    cells, row = [], None
+    for token in tokens:
+        if token.type == "tr_open":
+            row = []
+        elif token.type == "inline" and row is not None:
+            row.append(token.content)
+        elif token.type == "tr_close":
+            cells.append(row)
+            row = None
+    assert cells[0] == ["component", "from", "to", "why"]
+    assert [(unescape(r[0]), r[1], r[2]) for r in cells[1:]] == [
+        (m.component + (" (resolved)" if m.kind == "resolved" else ""), m.old, m.new) for m in plan.moves]
+    html = [t.content for t in tokens if t.type == "html_block"]
+    assert any(block.startswith("<details>") and "<summary>" in block for block in html), html
+    assert sum(block.count("</details>") for block in html) == sum(block.count("<details>") for block in html)
+    inline = " ".join(t.content for t in tokens if t.type == "inline")
+    assert "<details>" not in inline and "</details>" not in inline
