@@ -63,27 +63,37 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
     # One short process whose objects all live until it exits: the cyclic
     # collector would only walk them (about a tenth of the run's time).
     gc.disable()
-    from ..sources.inputs import Inputs, load_inputs, start_environment
-
-    inputs = Inputs(stacks, requirements, pyproject, pylock, extras, groups, env, python)
     if not (stacks or requirements or pyproject or pylock or env):
         raise click.UsageError("give a stack file (STACK), or the packages to check: --requirements, --pyproject, "
                                "--pylock or --env")
-    pending = start_environment(inputs)  # the interpreter lists its distributions while compat loads
+    # One stack file alone (the common case in CI) needs none of the readers
+    # of other inputs: it is read as `compat.load_stack` reads it.
+    alone = len(stacks) == 1 and not (requirements or pyproject or pylock or env or extras or groups)
+    pending = None
+    if not alone:
+        from ..sources.inputs import Inputs, start_environment
+
+        inputs = Inputs(stacks, requirements, pyproject, pylock, extras, groups, env, python)
+        pending = start_environment(inputs)  # the interpreter lists its distributions while compat loads
     from ..engine.check import check_stack
-    from ..engine.installed import with_installed
     from ..knowledge.database import Database
-    from ..sources.stack import check_ignore
+    from ..sources.stack import check_ignore, load_stack
 
     try:
         db = Database.load(db_path)
-        loaded = load_inputs(inputs, db, pending)
+        if alone:
+            loaded = [load_stack(stacks[0], db)]
+        else:
+            from ..sources.inputs import load_inputs
+
+            loaded = load_inputs(inputs, db, pending)
         ignore = check_ignore(ignore)
-        reports = [
-            with_installed(check_stack(stack, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
-                                       require_known=require_known or None), ignore)
-            for stack in loaded
-        ]
+        reports = [check_stack(stack, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
+                               require_known=require_known or None) for stack in loaded]
+        if env:
+            from ..engine.installed import with_installed
+
+            reports = [with_installed(report, ignore) for report in reports]
     except CompatError as exc:
         _fail_as(fmt, exc)
     _show_all(reports, fmt, quiet, "info" if min_severity == "note" else min_severity)
