@@ -148,6 +148,8 @@ def lint_database(db: Database) -> list[Problem]:
             broken_snapshots = broken_snapshots or bool(found)
         try:
             component = db.component(name)
+            if component is not None:
+                len(component.releases)  # the release list is read lazily: a bad version in it is this component's problem
         except CompatError as exc:
             failed(exc, unread=True)
             continue
