@@ -4,9 +4,12 @@ set of files changes all at once or not at all."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from types import TracebackType
+from typing import TYPE_CHECKING
+
+# shutil and tempfile (which imports random, and shutil the compression
+# modules) are imported by the writers that use them: a check only reads.
+if TYPE_CHECKING:
+    from types import TracebackType
 
 
 def _umask() -> int:
@@ -50,6 +53,8 @@ def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder, an fsync and a rename."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -72,6 +77,8 @@ def link_or_copy(source: str, target: str) -> None:
     try:
         os.link(source, target)
     except OSError:
+        import shutil
+
         shutil.copyfile(source, target)
 
 
@@ -91,6 +98,8 @@ class Staging:
 
     def __init__(self, folder: str) -> None:
         self.target = folder
+        import tempfile
+
         self.root = tempfile.mkdtemp(prefix=self.PREFIX, dir=folder)
         self.staged: list[str] = []
 
@@ -98,6 +107,8 @@ class Staging:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        import shutil
+
         shutil.rmtree(self.root, ignore_errors=True)
 
     def path(self, name: str) -> str:
