@@ -88,3 +88,18 @@ def test_a_closed_pipe_is_not_a_conflict():
 def test_an_ignore_of_wildcards_alone_is_bad_input_on_the_command_line(capsys):
     code, _, err = run(capsys, "check", str(EXAMPLES / "broken-upgrade.toml"), "--ignore", "*")
     assert code == 2 and "only wildcards" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [
+    ["resolve", str(EXAMPLES / "h200-vllm.toml")],
+    ["graph", str(EXAMPLES / "h200-vllm.toml")],
+    ["upgrade", str(EXAMPLES / "h200-vllm.toml"), "--to", "vllm==0.33.0"],
+])
+def test_an_output_file_that_cannot_be_written_is_exit_2(capsys, tmp_path, command):
+    """-o into a place the user cannot write: one line naming it, exit 2 (not a bug, not a conflict)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    target = blocker / "out.txt"  # a file where a folder should be
+    code, _, err = run(capsys, *command, "-o", str(target))
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("compat: error: ") and str(blocker) in err and "internal" not in err

@@ -117,6 +117,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(141)
     except CompatError as exc:
         _fail(exc)
+    except OSError as exc:  # a file the user named cannot be written (or read): their machine's answer, not a bug
+        name = exc.filename if isinstance(exc.filename, str) else None
+        if name and os.path.basename(name).startswith("."):  # the temporary file of an atomic write
+            _fail(f"{os.path.dirname(name) or '.'}: cannot write a file there ({exc.strerror or exc})")
+        _fail(f"{name or 'a file'}: {exc.strerror or exc}")
     except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit 3
         if debug:
             import traceback
