@@ -89,21 +89,22 @@ def load_plan(path: str) -> SyncPlan:
     since = table.date("since")
     if since is None:
         raise table.error("missing (the first upload date to read, such as 2026-01-01)", "since")
-    packages = []
-    for text in table.strings("packages"):
-        name = project_name(text)
-        if name is None:
-            raise table.error(f"{text!r} is not a package name (PEP 508)", "packages")
-        packages.append(name)
+    packages = _each(table, "packages", project_name, "a package name (PEP 508)")
     if not packages:
         raise table.error("lists no package", "packages")
-    hosts = []
-    for text in table.strings("allow_hosts"):
-        host = host_name(text)
-        if host is None:
-            raise table.error(f"{text!r} is not a host name", "allow_hosts")
-        hosts.append(host)
+    hosts = _each(table, "allow_hosts", host_name, "a host name")
     return SyncPlan(packages=packages, since=since, tracked=frozenset(packages), allow_hosts=tuple(hosts))
+
+
+def _each(table: Table, key: str, parse: Callable[[str], str | None], what: str) -> list[str]:
+    """The strings of `key`, each in the form `parse` gives it (None: not `what`)."""
+    values = []
+    for text in table.strings(key):
+        value = parse(text)
+        if value is None:
+            raise table.error(f"{text!r} is not {what}", key)
+        values.append(value)
+    return values
 
 
 def index_url_from_environment(explicit: str | None) -> str:
