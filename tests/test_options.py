@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from compat import Database, DatabaseError, check
+from compat import Database, DatabaseError, StackError, check
 from compat.knowledge.lint import lint_database
 
 from .conftest import copy_database
@@ -90,7 +90,7 @@ def test_an_alias_is_the_flag_itself_and_known(data):
 
 
 def test_a_flag_given_twice_under_two_spellings_is_bad_input(data):
-    with pytest.raises(Exception) as info:
+    with pytest.raises(StackError) as info:
         run(data, {"tp": 8, "tensor_parallel_size": 4})
     assert "given twice, as 'tp' and as 'tensor_parallel_size'" in str(info.value)
 
