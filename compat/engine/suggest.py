@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -53,7 +53,6 @@ MAX_CHECKS = 12  # full checks one search may run
 _PER_AXIS = 2  # values tried for each change (one each side of the stack's own)
 _WINDOW = 16  # releases each side of the stack's own that a suggestion may move to
 _REFINEMENTS = 3  # re-tries of one set of changes after checks that narrow it
-_REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)")
 
 
 @dataclass(frozen=True)
@@ -318,10 +317,14 @@ class _Search:
         elif machine is not None:
             axis, text = Axis(machine, machine), requirement[len(machine):]
         else:
-            match = _REQUIREMENT.fullmatch(requirement.strip())
-            if match is not None and normalize(match.group(1)) in self.names:
-                axis = Axis("package", normalize(match.group(1)))
-                text = match.group(3)
+            try:
+                parsed = Requirement(requirement)
+            except InvalidRequirement:
+                parsed = None
+            if parsed is not None and parsed.url is None and parsed.marker is None \
+                    and normalize(parsed.name) in self.names:
+                axis = Axis("package", normalize(parsed.name))
+                text = str(parsed.specifier)
         if axis is None or (axis.kind == "package" and axis.name in self.frozen):
             return []
         try:
