@@ -23,6 +23,7 @@ import gzip
 import hashlib
 import io
 import json
+import shutil
 import sys
 import tarfile
 import threading
@@ -40,7 +41,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from compat.knowledge.paths import default_data_dir
+
 HERE = Path(__file__).resolve().parent / "index"
+
+
+def sync_database(root: Path, packages: list[str], *catalog: str) -> Path:
+    """An empty database at `root` whose sync.toml tracks `packages`, with the
+    bundled `catalog` files (paths under data/) copied in."""
+    (root / "constraints").mkdir(parents=True)
+    (root / "metadata").mkdir()
+    for name in catalog:
+        shutil.copy(Path(default_data_dir()) / name, root / name)
+    (root / "sync.toml").write_text(f"schema = 1\nsince = 2026-01-01\npackages = {json.dumps(packages)}\n")
+    return root
 
 
 def _dist(release: dict) -> str:

@@ -17,7 +17,6 @@ import io
 import json
 import os
 import resource
-import shutil
 import time
 import urllib.request
 
@@ -32,8 +31,8 @@ from compat.knowledge.index import IndexClient, _Redirects, mask_url
 from compat.knowledge.paths import default_data_dir
 from compat.knowledge.sync import SyncPlan, load_plan, sync
 
-from .index_server import (HostileIndex, MemoryIndex, entry, memory_page, metadata, raw_zip, send, serve_bytes, wheel,
-                           zeros_deflated)
+from .index_server import (HostileIndex, MemoryIndex, entry, memory_page, metadata, raw_zip, send, serve_bytes,
+                           sync_database, wheel, zeros_deflated)
 
 JSON = "application/vnd.pypi.simple.v1+json"
 WHEEL = "alpha-2.0-py3-none-any.whl"
@@ -48,13 +47,8 @@ def hostile():
 
 @pytest.fixture
 def db(tmp_path):
-    root = tmp_path / "data"
-    (root / "constraints").mkdir(parents=True)
-    (root / "metadata").mkdir()
-    for name in ("gpus.toml", "constraints/_sources.toml"):  # db lint wants the GPU catalog and its sources
-        shutil.copy(os.path.join(default_data_dir(), name), root / name)
-    (root / "sync.toml").write_text('schema = 1\nsince = 2026-01-01\npackages = ["alpha"]\n')
-    return root
+    # db lint wants the GPU catalog and its sources
+    return sync_database(tmp_path / "data", ["alpha"], "gpus.toml", "constraints/_sources.toml")
 
 
 def run(db, url, *extra, env=None):
@@ -176,8 +170,6 @@ def test_files_on_another_host_are_refused(db, hostile):
 
 
 def test_the_bundled_plan_allows_pythonhosted():
-    from compat.knowledge.paths import default_data_dir
-
     assert "files.pythonhosted.org" in load_plan(os.path.join(default_data_dir(), "sync.toml")).allow_hosts
 
 
@@ -518,8 +510,10 @@ def test_the_staged_write_fsyncs_and_leaves_nothing_behind(db, hostile, monkeypa
 # -- credentials ------------------------------------------------------------------------------
 
 
-def _guarded(hostile, expected):
-    """Every route of the index's host answers 401 without `expected` credentials."""
+def _guarded(hostile, credentials: bytes) -> str:
+    """Every route of the index's host answers 401 without `credentials` ("user:password") as Basic auth; the
+    Authorization header they make."""
+    expected = "Basic " + base64.b64encode(credentials).decode()
     for path, route in list(hostile.routes.items()):
         def guarded(h, route=route):
             if h.headers.get("Host", "").startswith("127.0.0.1") and h.headers.get("Authorization") != expected:
@@ -527,14 +521,23 @@ def _guarded(hostile, expected):
             return route(h)
 
         hostile.routes[path] = guarded
+    return expected
+
+
+def _netrc_home(tmp_path, monkeypatch, password: str):
+    """HOME with a ~/.netrc giving robot:`password` for the index's host."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".netrc").write_text(f"machine 127.0.0.1 login robot password {password}\n")
+    (home / ".netrc").chmod(0o600)
+    monkeypatch.setenv("HOME", str(home))
 
 
 def test_credentials_in_the_index_url_are_sent_to_the_index_only_and_masked(db, hostile):
     body = wheel("alpha", "2.0")
     hostile.file(WHEEL, body)
     hostile.project("alpha", [entry(WHEEL, f"{hostile.base('localhost')}/files/{WHEEL}", body)])
-    expected = "Basic " + base64.b64encode(b"user:s3cr@t").decode()
-    _guarded(hostile, expected)
+    expected = _guarded(hostile, b"user:s3cr@t")
     url = f"http://user:s3cr%40t@127.0.0.1:{hostile.port}/simple/"
     result = run(db, url, "--allow-host", "localhost")
     assert result.exit_code == 0, result.output
@@ -558,12 +561,11 @@ def test_credentials_follow_a_redirect_on_the_index_host_only(db, hostile):
     hostile.routes[f"/here/{WHEEL}"] = lambda h: send(h, 302, headers={"Location": f"/files/{WHEEL}"})
     hostile.routes[f"/there/{WHEEL}"] = lambda h: send(h, 302, headers={"Location": f"{hostile.base('localhost')}/files/{WHEEL}"})
     hostile.project("alpha", [entry(WHEEL, f"../../here/{WHEEL}", body)])
-    expected = "Basic " + base64.b64encode(b"user:pw").decode()
-    _guarded(hostile, expected)
+    _guarded(hostile, b"user:pw")
     url = f"http://user:pw@127.0.0.1:{hostile.port}/simple/"
     assert run(db, url).exit_code == 0
     hostile.project("alpha", [entry(WHEEL, f"../../there/{WHEEL}", body)])
-    _guarded(hostile, expected)
+    _guarded(hostile, b"user:pw")
     hostile.requests.clear()
     assert run(db, url, "--allow-host", "localhost").exit_code == 0
     assert not any("Authorization" in r[2] for r in hostile.requests if r[2]["Host"].startswith("localhost"))
@@ -571,13 +573,8 @@ def test_credentials_follow_a_redirect_on_the_index_host_only(db, hostile):
 
 def test_netrc_credentials_are_used_for_the_index_host(db, hostile, tmp_path, monkeypatch):
     serve_alpha(hostile)
-    expected = "Basic " + base64.b64encode(b"robot:n3trc").decode()
-    _guarded(hostile, expected)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".netrc").write_text("machine 127.0.0.1 login robot password n3trc\n")
-    (home / ".netrc").chmod(0o600)
-    monkeypatch.setenv("HOME", str(home))
+    _guarded(hostile, b"robot:n3trc")
+    _netrc_home(tmp_path, monkeypatch, "n3trc")
     result = run(db, hostile.url)
     assert result.exit_code == 0, result.output
     assert "n3trc" not in result.output
@@ -586,15 +583,11 @@ def test_netrc_credentials_are_used_for_the_index_host(db, hostile, tmp_path, mo
 def test_the_netrc_environment_variable_names_the_file(db, hostile, tmp_path, monkeypatch):
     """NETRC, as pip and requests read it, wins over ~/.netrc; the password is never printed, not even in an error."""
     serve_alpha(hostile)
-    expected = "Basic " + base64.b64encode(b"robot:fr0m-env").decode()
-    _guarded(hostile, expected)
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".netrc").write_text("machine 127.0.0.1 login robot password wr0ng\n")
+    _guarded(hostile, b"robot:fr0m-env")
+    _netrc_home(tmp_path, monkeypatch, "wr0ng")
     elsewhere = tmp_path / "secrets" / "netrc"
     elsewhere.parent.mkdir()
     elsewhere.write_text("machine 127.0.0.1 login robot password fr0m-env\n")
-    monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("NETRC", str(elsewhere))
     result = run(db, hostile.url)
     assert result.exit_code == 0, result.output
@@ -608,7 +601,7 @@ def test_the_netrc_environment_variable_names_the_file(db, hostile, tmp_path, mo
 
 def test_a_malformed_or_missing_netrc_gives_no_credentials(db, hostile, tmp_path, monkeypatch):
     serve_alpha(hostile)
-    _guarded(hostile, "Basic " + base64.b64encode(b"robot:s3cret").decode())
+    _guarded(hostile, b"robot:s3cret")
     bad = tmp_path / "netrc"
     bad.write_text("machine 127.0.0.1 login robot password s3cret\nbogus-token s3cret\n")  # a parse error
     for path in (bad, tmp_path / "missing"):

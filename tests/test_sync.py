@@ -15,7 +15,7 @@ from compat.knowledge.index import IndexClient
 from compat.knowledge.snapshot import lazy_releases, read_header, read_snapshot
 from compat.knowledge.sync import load_plan, sync
 
-from .index_server import LocalIndex
+from .index_server import LocalIndex, sync_database
 
 
 @pytest.fixture
@@ -26,11 +26,7 @@ def index():
 
 @pytest.fixture
 def database(tmp_path):
-    root = tmp_path / "data"
-    (root / "constraints").mkdir(parents=True)
-    (root / "metadata").mkdir()
-    (root / "sync.toml").write_text('schema = 1\nsince = 2026-01-01\npackages = ["alpha", "Beta"]\n')
-    return root
+    return sync_database(tmp_path / "data", ["alpha", "Beta"])
 
 
 def snapshot(database, name):
