@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from .. import _toml
 from .._names import did_you_mean, normalize
 from ..errors import StackError
-from .stack import MAX_KEY, MAX_VERSION, Stack, _kind, load_stack
+from .stack import _NAME, MAX_KEY, MAX_VERSION, Stack, _kind, load_stack
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -51,7 +51,6 @@ MAX_AXIS_VALUES = 1000
 MAX_CELLS = 1_000_000
 
 _TOP = ("base", "axes")
-_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
 _SHOWN_KEY = re.compile(r"\[([^\]]*)\] (.+)\Z")
 _BARE_VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]*", re.ASCII)
 

@@ -24,8 +24,9 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
@@ -209,44 +210,37 @@ def parse_rocm_smi(text: str) -> list[GpuReading]:
     return gpus
 
 
-def _ask_nvidia(timeout: float, notes: list[str]) -> list[GpuReading]:
-    path = shutil.which("nvidia-smi")
-    if path is None:
-        notes.append("nvidia-smi is not on PATH: no NVIDIA GPU detected")
-        return []
+def _query_nvidia(path: str, timeout: float) -> tuple[Tool, Callable[[str], list[GpuReading]]]:
+    """nvidia-smi's answer and its reader: a driver too old for the
+    compute_cap field is asked again without it."""
     tool = run([path, *NVIDIA_QUERY], timeout)
-    old_driver = tool.problem is not None and "compute_cap" in (tool.output or "") + tool.problem
-    if old_driver:
-        tool = run([path, *NVIDIA_QUERY_OLD], timeout)
-    if tool.problem is not None:
-        notes.append(f"{tool.problem}: no NVIDIA GPU detected")
-        return []
-    try:
-        gpus = parse_nvidia_smi(tool.output or "", with_compute_capability=not old_driver)
-    except ValueError as exc:
-        notes.append(f"nvidia-smi printed what compat cannot read ({exc}): no NVIDIA GPU detected")
-        return []
-    if not gpus:
-        notes.append("nvidia-smi lists no GPU")
-    return gpus
+    if tool.problem is not None and "compute_cap" in (tool.output or "") + tool.problem:
+        return run([path, *NVIDIA_QUERY_OLD], timeout), partial(parse_nvidia_smi, with_compute_capability=False)
+    return tool, parse_nvidia_smi
 
 
-def _ask_amd(timeout: float, notes: list[str]) -> list[GpuReading]:
-    path = shutil.which("rocm-smi")
+def _query_amd(path: str, timeout: float) -> tuple[Tool, Callable[[str], list[GpuReading]]]:
+    return run([path, *ROCM_QUERY], timeout), parse_rocm_smi
+
+
+def _ask(name: str, vendor: str, query: Callable[[str, float], tuple[Tool, Callable[[str], list[GpuReading]]]],
+         timeout: float, notes: list[str]) -> list[GpuReading]:
+    """The GPUs the tool `name` lists; what failed is a note, and no GPU."""
+    path = shutil.which(name)
     if path is None:
-        notes.append("rocm-smi is not on PATH: no AMD GPU detected")
+        notes.append(f"{name} is not on PATH: no {vendor} GPU detected")
         return []
-    tool = run([path, *ROCM_QUERY], timeout)
+    tool, parse = query(path, timeout)
     if tool.problem is not None:
-        notes.append(f"{tool.problem}: no AMD GPU detected")
+        notes.append(f"{tool.problem}: no {vendor} GPU detected")
         return []
     try:
-        gpus = parse_rocm_smi(tool.output or "")
+        gpus = parse(tool.output or "")
     except ValueError as exc:
-        notes.append(f"rocm-smi: {exc}: no AMD GPU detected")
+        notes.append(f"{name} printed what compat cannot read ({exc}): no {vendor} GPU detected")
         return []
     if not gpus:
-        notes.append("rocm-smi lists no GPU")
+        notes.append(f"{name} lists no GPU")
     return gpus
 
 
@@ -301,9 +295,9 @@ def detect_gpus(timeout: float = DEFAULT_TIMEOUT) -> tuple[list[GpuReading], str
     """The GPUs nvidia-smi lists, else those rocm-smi lists (a stack targets
     one vendor); the tool that found them; and notes on what failed."""
     notes: list[str] = []
-    gpus, tool = _ask_nvidia(timeout, notes), "nvidia-smi"
+    gpus, tool = _ask("nvidia-smi", "NVIDIA", _query_nvidia, timeout, notes), "nvidia-smi"
     if not gpus:
-        gpus, tool = _ask_amd(timeout, notes), "rocm-smi"
+        gpus, tool = _ask("rocm-smi", "AMD", _query_amd, timeout, notes), "rocm-smi"
     if not gpus:
         return [], None, notes
     # the other vendor's tool, missing or failing, is no news once these were found

@@ -51,9 +51,22 @@ _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 # the extras a marker names (``extra == "gpu"``, as metadata writes them)
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]|['"]([^'"]+)['"]\s*==\s*extra""")
 
+# The glibc an interpreter runs on ("2.35"), or None: run by the script in the
+# interpreter it reads, and by current_interpreter in this one.
+_GLIBC = r'''
+def glibc_version():
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        return None
+    words = libc.split() if libc else []
+    return words[1] if len(words) > 1 and words[0] == "glibc" else None
+'''
+
 # Run as `python -c SCRIPT`: prints one JSON object. Kept to what CPython 3.8 has.
 _SCRIPT = r'''
 import json, os, platform, sys
+''' + _GLIBC + r'''
 from importlib import metadata
 
 if sys.path and sys.path[0] in ("", os.getcwd()):
@@ -118,13 +131,7 @@ for location in sys.path:
         if entry is not None:
             found.append(entry)
 
-glibc = None
-try:
-    libc = os.confstr("CS_GNU_LIBC_VERSION")
-    if libc and libc.startswith("glibc "):
-        glibc = libc.split()[1]
-except (AttributeError, ValueError, OSError):
-    pass
+glibc = glibc_version()
 markers = {
     "implementation_name": sys.implementation.name,
     "implementation_version": full_version(sys.implementation.version),
@@ -386,11 +393,6 @@ def current_interpreter() -> Environment:
     machine a check of files alone (no stack file, no --env) is for."""
     from packaging.markers import default_environment
 
-    glibc = None
-    try:
-        libc = os.confstr("CS_GNU_LIBC_VERSION")
-        if libc and libc.startswith("glibc "):
-            glibc = libc.split()[1]
-    except (AttributeError, ValueError, OSError):
-        pass
-    return Environment(sys.executable, sys.executable, dict(default_environment()), glibc, ())
+    namespace: dict[str, Any] = {"os": os}
+    exec(_GLIBC, namespace)  # the script's own code, so that both read glibc alike
+    return Environment(sys.executable, sys.executable, dict(default_environment()), namespace["glibc_version"](), ())
