@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -92,12 +93,7 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
         _fail(f"{version_text!r} is not a version")
     except CompatError as exc:
         _fail(exc)
-    if fmt == "json":
-        import json
-
-        _echo(json.dumps(data, indent=2))
-    else:
-        _echo(render_text(data), nl=False)
+    _emit(data, fmt, render_text)
 
 
 def _nearest_releases(version: Version, held: list[Version]) -> str:
@@ -248,12 +244,17 @@ def path_(fmt: str, db_path: str | None) -> None:
         data = describe_layers(Database.load(db_path))
     except CompatError as exc:
         _fail(exc)
+    _emit(data, fmt, render_layers)
+
+
+def _emit(data: object, fmt: str, render: Callable[[Any], str]) -> None:
+    """Print `data` as JSON (--format json) or as `render` writes it."""
     if fmt == "json":
         import json
 
         _echo(json.dumps(data, indent=2))
     else:
-        _echo(render_layers(data), nl=False)
+        _echo(render(data), nl=False)
 
 
 def _progress(iterator, length: int):  # type: ignore[no-untyped-def]

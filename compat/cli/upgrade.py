@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -41,13 +42,9 @@ def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, 
     from ..engine.upgrade import parse_targets
     from ..engine.upgrade import upgrade as plan_upgrade
 
-    try:
-        database, loaded, patterns = _load(stack, db_path, ignore)
-        plan = plan_upgrade(loaded, database, parse_targets(targets, loaded, database), ignore=patterns)
-    except CompatError as exc:
-        _fail(exc)
-    _show(plan, fmt, output)
-    sys.exit(plan.exit_code)
+    _run(stack, db_path, ignore, fmt, output,
+         lambda database, loaded, patterns: plan_upgrade(loaded, database, parse_targets(targets, loaded, database),
+                                                         ignore=patterns))
 
 
 @cli.command()
@@ -64,13 +61,8 @@ def diff(old: str, new: str, output: str | None, fmt: str, ignore: tuple[str, ..
     from ..engine.upgrade import diff as plan_diff
     from ..sources.stack import load_stack
 
-    try:
-        database, before, patterns = _load(old, db_path, ignore)
-        plan = plan_diff(before, load_stack(new, database), database, ignore=patterns)
-    except CompatError as exc:
-        _fail(exc)
-    _show(plan, fmt, output)
-    sys.exit(plan.exit_code)
+    _run(old, db_path, ignore, fmt, output,
+         lambda database, before, patterns: plan_diff(before, load_stack(new, database), database, ignore=patterns))
 
 
 @cli.command()
@@ -84,21 +76,24 @@ def outdated(stack: str, output: str | None, fmt: str, ignore: tuple[str, ...], 
     breaking anything else, and the newest release of all with what blocks it."""
     from ..engine.upgrade import outdated as find_outdated
 
-    try:
-        database, loaded, patterns = _load(stack, db_path, ignore)
-        report = find_outdated(loaded, database, ignore=patterns)
-    except CompatError as exc:
-        _fail(exc)
-    _show(report, fmt, output)
+    _run(stack, db_path, ignore, fmt, output,
+         lambda database, loaded, patterns: find_outdated(loaded, database, ignore=patterns))
 
 
-def _load(stack: str, db_path: str | None, ignore: tuple[str, ...]) -> tuple[Database, Stack, tuple[str, ...]]:
-    """The database, the stack and the --ignore patterns (each a CompatError when bad)."""
+def _run(stack: str, db_path: str | None, ignore: tuple[str, ...], fmt: str, output: str | None,
+         make: Callable[[Database, Stack, tuple[str, ...]], Plan | OutdatedReport]) -> NoReturn:
+    """Load the database, STACK and the --ignore patterns, `make` the report
+    from them, show it and exit with its code; bad input exits 2."""
     from ..knowledge.database import Database
     from ..sources.stack import check_ignore, load_stack
 
-    database = Database.load(db_path)
-    return database, load_stack(stack, database), check_ignore(ignore)
+    try:
+        database = Database.load(db_path)
+        result = make(database, load_stack(stack, database), check_ignore(ignore))
+    except CompatError as exc:
+        _fail(exc)
+    _show(result, fmt, output)
+    sys.exit(result.exit_code)
 
 
 def _show(result: Plan | OutdatedReport, fmt: str, output: str | None) -> None:
