@@ -31,6 +31,19 @@ def _echo(message: str = "", **kwargs: object) -> None:
         raise _OutputClosed from None
 
 
+def _deliver(text: str, output: str | None, summary: str = "", color: bool | None = None) -> None:
+    """`text` written to `output` (atomically: a reader never sees half of
+    it), saying so on standard error with `summary`; or, without `output`,
+    printed."""
+    if not output:
+        _echo(text, nl=False, color=color)
+        return
+    from .._files import write_atomic
+
+    write_atomic(output, text)
+    click.echo(f"wrote {output}{summary}", err=True)
+
+
 def _fail(error: CompatError | str) -> NoReturn:
     click.echo(f"compat: error: {error}", err=True)
     sys.exit(EXIT_INPUT)

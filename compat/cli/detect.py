@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import CompatError
-from . import _db_option, _echo, _fail, cli
+from . import _db_option, _deliver, _fail, cli
 
 DEFAULT_TIMEOUT = 60.0  # seconds (sources/detect.py's; importing it here would cost every command its imports)
 
@@ -43,10 +43,4 @@ def detect(output: str | None, python: str | None, timeout: float, db_path: str 
         raise RuntimeError(f"the detected stack does not load: {exc}") from exc
     for note in notes_of(text):
         click.echo(f"compat: note: {note}", err=True)
-    if output:
-        from .._files import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
-    else:
-        _echo(text, nl=False)
+    _deliver(text, output)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import CompatError
-from . import _db_option, _echo, _fail, cli
+from . import _db_option, _deliver, _fail, cli
 
 
 @cli.command()
@@ -32,10 +32,4 @@ def graph(stack: str, fmt: str, output: str | None, ignore: tuple[str, ...], db_
     except CompatError as exc:
         _fail(exc)
     text = render(report, database, fmt)
-    if output:
-        from .._files import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
-    else:
-        _echo(text, nl=False)
+    _deliver(text, output)

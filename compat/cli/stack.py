@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, _db_option, _echo, _fail, _use_color, cli
+from . import EXIT_FINDINGS, _db_option, _deliver, _echo, _fail, _use_color, cli
 
 if TYPE_CHECKING:
     from ..engine.findings import Report
@@ -197,13 +197,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
         text = stack_toml(loaded, pins, added)
     else:
         text = requirements(loaded, pins, added, database)
-    if output:
-        from .._files import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}: {len(pins) + len(added)} packages pinned", err=True)
-    else:
-        _echo(text, nl=False)
+    _deliver(text, output, f": {len(pins) + len(added)} packages pinned")
 
 
 @cli.command()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import _db_option, _echo, _fail, _use_color, cli
+from . import _db_option, _deliver, _fail, _use_color, cli
 
 if TYPE_CHECKING:
     from ..engine.plan import OutdatedReport, Plan
@@ -112,10 +112,4 @@ def _show(result: Plan | OutdatedReport, fmt: str, output: str | None) -> None:
         else:
             text = formats.render_text(result, color=color) if isinstance(result, Plan) \
                 else formats.render_outdated_text(result)
-    if output:
-        from .._files import write_atomic
-
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
-    else:
-        _echo(text, nl=False, color=color)
+    _deliver(text, output, color=color)
