@@ -201,3 +201,18 @@ def test_db_show_unknown_release_is_bad_input(run):
 def test_db_show_unknown_component_suggests(run):
     result = run("db", "show", "vllmm")
     assert result.exit_code == 2 and "did you mean 'vllm'" in result.output
+
+
+def test_every_command_is_listed_where_the_group_finds_it():
+    """The group imports a command's module only when the command is asked
+    for: a command its map does not name would be missing from --help."""
+    import importlib
+    import pkgutil
+
+    import compat.cli as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"compat.cli.{module.name}")
+    assert set(cli.commands) == set(type(cli).modules)
+    result = CliRunner().invoke(cli, ["--help"])
+    assert all(name in result.output for name in type(cli).modules)

@@ -5,6 +5,7 @@ One module a family of commands: `stack` (check, resolve, why), `db`."""
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -57,7 +58,27 @@ def _use_color(stream_isatty: bool) -> bool:
     return stream_isatty
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands, each family's module imported when one of its commands
+    is asked for (run, or listed by --help): a check does not load the code
+    of the others. A module registers its commands on `cli` when imported."""
+
+    modules = {
+        "check": "stack", "resolve": "stack", "why": "stack", "db": "db", "detect": "detect", "graph": "graph",
+        "matrix": "matrix", "upgrade": "upgrade", "diff": "upgrade", "outdated": "upgrade",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.modules, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = self.modules.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            importlib.import_module(f".{module}", __package__)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="compat")
 def cli() -> None:
     """Check AI-inference deployment stacks against the constraints of their
@@ -93,10 +114,6 @@ def _db_option(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
 
     return _db_path_option(_overlay_option(run))
-
-
-# The commands register themselves on `cli` when their module is imported.
-from . import db, detect, graph, matrix, stack, upgrade  # noqa: E402,F401  (after `cli` exists)
 
 
 EXIT_INTERNAL = 3

@@ -287,15 +287,19 @@ _SPEC = (rf"(?:(?:==|!=)(?:{_RELEASE}\.\*|{_RELEASE}{_SUFFIX})"
          rf"|~=[0-9]+(?:\.[0-9]+)+{_SUFFIX}"
          rf"|(?:<=|>=|<|>){_RELEASE}{_SUFFIX})")
 _SPECS = rf"{_SPEC}(?: ?, ?{_SPEC})*"
-_VAR = ("(?:python_version|python_full_version|os_name|sys_platform|platform_release|platform_system"
-        "|platform_version|platform_machine|platform_python_implementation|implementation_name"
-        "|implementation_version|extra)")
+_VAR = ("(?:python_(?:full_)?version|os_name|sys_platform|platform_(?:release|system|version|machine"
+        "|python_implementation)|implementation_(?:name|version)|extra)")
 _QUOTED = r"""(?:"[^"]*"|'[^']*')"""
-_ATOM = rf"(?:{_VAR} ?(?:==|!=|<=|>=|<|>) ?{_QUOTED}|{_VAR} (?:not )?in {_QUOTED})"
+_ATOM = rf"{_VAR}(?: ?(?:==|!=|<=|>=|<|>) ?| (?:not )?in ){_QUOTED}"
 _TERM = rf"(?:{_ATOM}|\( ?{_ATOM}(?: (?:and|or) {_ATOM})* ?\))"
+# Each part written once (re compiles a pattern in Python, and its time grows
+# with the pattern's length; this one is compiled by every check): the
+# specifiers' parenthesis is a conditional group, outside any repetition (a
+# group repeated keeps an earlier turn's match), and the marker is a run of
+# terms each followed by "and", "or" or the end.
 _SIMPLE_REQUIREMENT = re.compile(
-    rf"{_NAME}(?:\[{_NAME}(?:, ?{_NAME})*\])?(?: ?{_SPECS}| ?\({_SPECS}\))?"
-    rf"(?: ?; ?{_TERM}(?: (?:and|or) {_TERM})*)?\Z"
+    rf"{_NAME}(?:\[{_NAME}(?:, ?{_NAME})*\])?(?: ?(\()?{_SPECS}(?(1)\)))?"
+    rf"(?: ?; ?(?:{_TERM}(?: (?:and|or) (?!\Z)|\Z))+)?\Z"
 )
 
 _VALID_REQUIREMENTS: set[str] = set()  # other lines known to be valid: the same ones recur release after release
