@@ -11,6 +11,7 @@ from .engine.check import check_stack
 from .engine.findings import Report
 from .engine.resolver import DEFAULT_MAX_ROUNDS
 from .knowledge.database import Database
+from .knowledge.layers import with_overlay
 from .sources.stack import Stack, check_ignore, load_stack
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ def matrix(
         raise ValueError(f"compat.matrix: max_rounds must be 1 or more, not {max_rounds}")
     db = database if database is not None else Database.shared()
     loaded = axes if isinstance(axes, Axes) else load_axes(axes, db)
+    if loaded.overlay is not None:  # [base.compat] overlay: laid once, for every cell
+        db = with_overlay(db, loaded.overlay)
     if strength is not None and not 1 <= strength <= len(loaded.axes):
         raise ValueError(f"compat.matrix: strength must be between 1 and the number of axes ({len(loaded.axes)}), "
                          f"not {strength}")
@@ -122,7 +125,9 @@ def matrix(
 
 
 def _stack_for(caller: str, stack: Any, database: Database | None, ignore: Any) -> tuple[Database, Stack, tuple[str, ...]]:
-    """The database, the loaded stack and the ignore patterns of `upgrade`, `diff` and `outdated`."""
+    """The database with the stack's own overlay over it, the loaded stack and
+    the ignore patterns of `upgrade`, `diff`, `outdated`, `resolve` and `why`
+    (the command line's too: each command path lays the overlay here once)."""
     if not isinstance(stack, (str, os.PathLike, Mapping, Stack)):
         raise TypeError(f"compat.{caller}: a stack must be a path (str or os.PathLike), a mapping or a Stack, "
                         f"not {type(stack).__name__}")
@@ -131,7 +136,10 @@ def _stack_for(caller: str, stack: Any, database: Database | None, ignore: Any) 
     if not isinstance(ignore, (str, list, tuple)) or not all(isinstance(i, str) for i in ignore):
         raise TypeError(f"compat.{caller}: ignore must be a finding ID or a list of them (strings)")
     db = database if database is not None else Database.shared()
-    return db, stack if isinstance(stack, Stack) else load_stack(stack, db), check_ignore(ignore)
+    loaded = stack if isinstance(stack, Stack) else load_stack(stack, db)
+    if loaded.overlay is not None:  # [compat] overlay: every step reads the stack's own facts, not only its check
+        db = with_overlay(db, loaded.overlay)
+    return db, loaded, check_ignore(ignore)
 
 
 def upgrade(
@@ -174,8 +182,8 @@ def diff(
     (the report of `upgrade`, for two stack files)."""
     from .engine.upgrade import diff as plan_diff
 
-    db, before, patterns = _stack_for("diff", old, database, ignore)
-    _, after, _ = _stack_for("diff", new, db, ignore)
+    _, before, patterns = _stack_for("diff", old, database, ignore)
+    db, after, _ = _stack_for("diff", new, database, ignore)  # what the move changes is told with the new stack's facts
     return plan_diff(before, after, db, ignore=patterns)
 
 

@@ -194,7 +194,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
         except CompatError as exc:
             _fail(exc)
     elif fmt == "toml":
-        text = stack_toml(loaded, pins, added)
+        text = stack_toml(loaded, pins, added, path=output)  # its [compat] overlay relative to where it is written
     else:
         text = requirements(loaded, pins, added, database)
     _deliver(text, output, f": {len(pins) + len(added)} packages pinned")

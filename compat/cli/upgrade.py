@@ -14,7 +14,6 @@ from . import _db_option, _deliver, _fail, _use_color, cli
 if TYPE_CHECKING:
     from ..engine.plan import OutdatedReport, Plan
     from ..knowledge.database import Database
-    from ..sources.stack import Stack
 
 _format = click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
                        show_default=True, help="text for people; json; markdown for a pull-request comment.")
@@ -39,12 +38,9 @@ def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, 
     it and pass a check (what moves, and why), and every known issue fixed or
     introduced, behaviour change and note it crosses that applies to this
     stack. Exit 0 with a plan, 1 when none reaches the target."""
-    from ..engine.upgrade import parse_targets
-    from ..engine.upgrade import upgrade as plan_upgrade
+    from ..api import upgrade as plan_upgrade
 
-    _run(stack, db_path, ignore, fmt, output,
-         lambda database, loaded, patterns: plan_upgrade(loaded, database, parse_targets(targets, loaded, database),
-                                                         ignore=patterns))
+    _run(db_path, fmt, output, lambda database: plan_upgrade(stack, targets, database=database, ignore=ignore))
 
 
 @cli.command()
@@ -58,11 +54,9 @@ def diff(old: str, new: str, output: str | None, fmt: str, ignore: tuple[str, ..
     """What moves from OLD to NEW (two stack files, such as the two sides of a
     pull request) and what it changes for NEW: the same report as upgrade.
     Exit 0 if NEW passes a check, 1 if not."""
-    from ..engine.upgrade import diff as plan_diff
-    from ..sources.stack import load_stack
+    from ..api import diff as plan_diff
 
-    _run(old, db_path, ignore, fmt, output,
-         lambda database, before, patterns: plan_diff(before, load_stack(new, database), database, ignore=patterns))
+    _run(db_path, fmt, output, lambda database: plan_diff(old, new, database=database, ignore=ignore))
 
 
 @cli.command()
@@ -74,22 +68,20 @@ def diff(old: str, new: str, output: str | None, fmt: str, ignore: tuple[str, ..
 def outdated(stack: str, output: str | None, fmt: str, ignore: tuple[str, ...], db_path: str | None) -> None:
     """For each package of STACK: the newest release it could move to without
     breaking anything else, and the newest release of all with what blocks it."""
-    from ..engine.upgrade import outdated as find_outdated
+    from ..api import outdated as find_outdated
 
-    _run(stack, db_path, ignore, fmt, output,
-         lambda database, loaded, patterns: find_outdated(loaded, database, ignore=patterns))
+    _run(db_path, fmt, output, lambda database: find_outdated(stack, database=database, ignore=ignore))
 
 
-def _run(stack: str, db_path: str | None, ignore: tuple[str, ...], fmt: str, output: str | None,
-         make: Callable[[Database, Stack, tuple[str, ...]], Plan | OutdatedReport]) -> NoReturn:
-    """Load the database, STACK and the --ignore patterns, `make` the report
-    from them, show it and exit with its code; bad input exits 2."""
+def _run(db_path: str | None, fmt: str, output: str | None,
+         make: Callable[[Database], Plan | OutdatedReport]) -> NoReturn:
+    """Load the database, `make` the report with it (the library's function,
+    which reads the stack files, the --ignore patterns and the stacks'
+    overlays), show it and exit with its code; bad input exits 2."""
     from ..knowledge.database import Database
-    from ..sources.stack import check_ignore, load_stack
 
     try:
-        database = Database.load(db_path)
-        result = make(database, load_stack(stack, database), check_ignore(ignore))
+        result = make(Database.load(db_path))
     except CompatError as exc:
         _fail(exc)
     _show(result, fmt, output)

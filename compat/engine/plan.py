@@ -75,6 +75,7 @@ class Crossing(NamedTuple):
     source: Source | None = None
     basis: str | None = None  # set when the fact is inferred, not stated by its source
     unknown: str | None = None  # for an undecided one: what the stack does not say
+    layer: str = "curated"  # "local": a fact of the user's overlay (its message says so, as a check's does)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -82,6 +83,7 @@ class Crossing(NamedTuple):
             "message": self.message, "conditions": self.conditions, "releases": self.releases,
             "from": self.old, "to": self.new,
             "source": self.source.cite() if self.source else None, "inferred": self.basis is not None,
+            "layer": self.layer,
         }
         if self.source is not None:
             data["source_detail"] = self.source.to_dict()

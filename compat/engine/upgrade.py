@@ -30,6 +30,7 @@ from .._versions import spec_text
 from ..errors import StackError
 from ..knowledge.conditions import UNKNOWN, value_text
 from ..knowledge.database import Database
+from ..knowledge.layers import cites_local, is_local
 from ..knowledge.model import Component, Release, Rule
 from ..sources.stack import PackageSpec, Stack
 from .check import check_stack
@@ -398,10 +399,13 @@ def _crossing(rule: Rule, category: str, component: Component, before: Version, 
     releases = f"{component.name} {spec_text(rule.releases) or '(every release)'}"
     if rule.introduced is not None:
         releases += f", introduced in {rule.introduced}"
+    source = db.source(rule.source)
+    local = is_local(db, rule.file) or cites_local(db, source)
     return Crossing(
-        id=rule.id, component=component.name, category=category, severity=rule.severity, message=message,
+        id=rule.id, component=component.name, category=category, severity=rule.severity,
+        message=f"[local] {message}" if local else message,
         conditions=rule.when.describe(), releases=releases, old=str(before), new=str(after),
-        source=db.source(rule.source), basis=rule.basis if rule.inferred else None,
+        source=source, basis=rule.basis if rule.inferred else None, layer="local" if local else "curated",
     )
 
 

@@ -3,6 +3,7 @@ as a requirements file for pip."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..knowledge.database import Database
@@ -37,8 +38,32 @@ def _hardware(stack: Stack) -> dict[str, Any]:
     return table
 
 
-def stack_toml(stack: Stack, pins: dict[str, str], added: dict[str, str]) -> str:
-    """The stack with every package pinned, plus the tracked packages it pulls in."""
+def _compat(stack: Stack, path: str | None) -> dict[str, Any]:
+    """[compat] as the stack has it. The overlay is a folder relative to the
+    file that names it: relative to `path`'s folder when the text is to be
+    written there, else absolute, so that the file read back names the same
+    folder wherever it is written."""
+    table: dict[str, Any] = {}
+    if stack.ignore:
+        table["ignore"] = list(stack.ignore)
+    if stack.strict:
+        table["strict"] = True
+    if stack.require_known:
+        table["require_known"] = True
+    if stack.overlay is not None:
+        folder = os.path.abspath(stack.overlay)
+        if path is not None and path not in ("-", "/dev/stdin"):
+            try:
+                folder = os.path.relpath(folder, os.path.dirname(os.path.abspath(path)))
+            except ValueError:  # another drive (Windows): only the absolute path names it
+                pass
+        table["overlay"] = folder.replace(os.sep, "/")
+    return table
+
+
+def stack_toml(stack: Stack, pins: dict[str, str], added: dict[str, str], *, path: str | None = None) -> str:
+    """The stack with every package pinned, plus the tracked packages it pulls
+    in; `path`, the file the text is for, makes its [compat] overlay relative."""
     import tomli_w
 
     data: dict[str, Any] = {}
@@ -71,11 +96,7 @@ def stack_toml(stack: Stack, pins: dict[str, str], added: dict[str, str]) -> str
         data["model"] = model
     if stack.env:
         data["env"] = dict(stack.env)
-    compat: dict[str, Any] = {}
-    if stack.ignore:
-        compat["ignore"] = list(stack.ignore)
-    if stack.strict:
-        compat["strict"] = True
+    compat = _compat(stack, path)
     if compat:
         data["compat"] = compat
     header = "# Resolved by compat: every package pinned to the version chosen for this machine.\n"

@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from .. import _toml
 from .._names import did_you_mean, normalize
 from ..errors import StackError
-from .stack import _NAME, MAX_KEY, MAX_VERSION, Stack, _kind, load_stack
+from .stack import _NAME, MAX_KEY, MAX_VERSION, Stack, _kind, _overlay, _Reader, load_stack
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -85,6 +85,8 @@ class Axes:
     text: str | None = field(default=None, repr=False)
     # the accelerators the cells run on (cuda, rocm, ...): more than one means the GPU axis changes them
     accelerators: frozenset[str] = frozenset()
+    # [base.compat] overlay, resolved: the folder of the user's own facts every cell reads (knowledge/layers.py)
+    overlay: str | None = None
     _base_package_keys: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
@@ -167,20 +169,20 @@ def load_axes(source: str | os.PathLike[str] | Mapping[str, Any], database: Data
         database = Database.shared()
     if isinstance(source, Mapping):
         data: Mapping[str, Any] = source
-        text, path = None, None
+        text, given, path = None, None, None
     elif isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if not isinstance(path, str):
-            raise TypeError(f"an axes path must be a str, not {type(path).__name__}")
-        data, text = _toml.load(path, error=StackError)
-        path = "<stdin>" if path in ("-", "/dev/stdin") else path
+        given = os.fspath(source)
+        if not isinstance(given, str):
+            raise TypeError(f"an axes path must be a str, not {type(given).__name__}")
+        data, text = _toml.load(given, error=StackError)
+        path = "<stdin>" if given in ("-", "/dev/stdin") else given
     else:
         raise TypeError(f"axes are a path (str or os.PathLike) or a mapping, not {type(source).__name__}")
-    reader = _AxesReader(path or "<axes>", text, database)
+    reader = _AxesReader(path or "<axes>", text, database, given)
     axes = reader.read(data)
-    loaded = Axes(axes=axes, base=reader.base, path=path, text=text,
+    loaded = Axes(axes=axes, base=reader.base, path=path, text=text, overlay=reader.overlay,
                   _base_package_keys=reader.base_package_keys)
-    loaded.accelerators = _probe(loaded, database)
+    loaded.accelerators = _probe(loaded, reader.db)
     return loaded
 
 
@@ -201,10 +203,12 @@ def _probe(axes: Axes, db: Database) -> frozenset[str]:
 class _AxesReader:
     """Reads the parsed TOML of an axes file, raising StackError with file, key and line."""
 
-    def __init__(self, file: str, text: str | None, db: Database) -> None:
+    def __init__(self, file: str, text: str | None, db: Database, path: str | None = None) -> None:
         self.file = file
         self.text = text
-        self.db = db
+        self.db = db  # with [base.compat] overlay over it once read
+        self.path = path  # the file as given: [base.compat] overlay is relative to its folder
+        self.overlay: str | None = None
         self.base: dict[str, Any] = {}
         self.base_package_keys: dict[str, str] = {}
 
@@ -227,6 +231,12 @@ class _AxesReader:
             if name in base and not isinstance(base[name], Mapping):
                 raise self.error("expected a table", name, ("base",))
         self.base = dict(base)
+        self.overlay = self.read_overlay()
+        if self.overlay is not None:  # its GPUs and packages may be axis values, as a stack may name them
+            from ..knowledge.layers import with_overlay
+
+            self.db = with_overlay(self.db, self.overlay)
+            self.base["compat"] = {**self.base["compat"], "overlay": self.overlay}  # each cell: the same folder
         self.base_package_keys = {normalize(k): k for k in base.get("packages", {}) if isinstance(k, str)}
         table = data.get("axes")
         if table is None:
@@ -251,6 +261,17 @@ class _AxesReader:
         if cells > MAX_CELLS:
             raise self.error(f"the axes make {cells:,} combinations: a matrix is limited to {MAX_CELLS:,}", "axes", ())
         return tuple(axes)
+
+    def read_overlay(self) -> str | None:
+        """[base.compat] overlay, as a stack file's [compat] overlay is read:
+        relative to the axes file (to the working directory for axes without one)."""
+        table = self.base.get("compat")
+        if not isinstance(table, Mapping):
+            return None  # not a table: the stack reader says so, naming [base.compat]
+        try:
+            return _overlay(table, _Reader(self.file, None), self.path)
+        except StackError as error:
+            raise self.error(error.message, "overlay", ("base", "compat")) from None
 
     def axis(self, name: Any, value: Any) -> Axis:
         if not isinstance(name, str) or len(name) > MAX_KEY or not _NAME.fullmatch(name):
