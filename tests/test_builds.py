@@ -11,14 +11,20 @@ each test says exactly which fact it rests on.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from packaging.version import Version
+
 from compat import CompatError, Database, check, load_stack
 from compat.cli import cli
 from compat.engine.resolver import resolve
+from compat.errors import DatabaseError
+
+from .conftest import copy_database
 
 SOURCES = """
 schema = 1
@@ -181,6 +187,11 @@ def db(tmp_path_factory) -> Database:
         {"version": "2.4.0", "requires_dist": [], "tags": ["cp312-cp312-manylinux_2_28_x86_64"]},
         {"version": "2.5.5", "requires_dist": [], "tags": ["cp312-cp312-manylinux_2_28_x86_64"]},
     ], versions=["2.4.0", "2.5.5"], tracked=False)
+    # a release for a Python newer than any this stack names: only its own metadata says which
+    _snapshot(root, "future", [
+        {"version": "1.0.0", "requires_python": ">=3.15", "requires_dist": [],
+         "tags": ["cp315-cp315-manylinux_2_28_x86_64"]},
+    ], versions=["1.0.0"])
     return Database.load(root)
 
 
@@ -523,3 +534,80 @@ def test_a_lockstep_rule_resolves_only_where_its_condition_holds(db, tmp_path):
     assert check(free, database=other).packages["kern-cubin"] == "2.0.0"
     bound = stack({"kern": "1.0.0", "kern-cubin": ">=1.0"}, cuda="12.8", gpu="A100")
     assert check(bound, database=other).packages["kern-cubin"] == "1.0.0"
+
+
+# -- PyTorch's labels and index URLs come from cuda.toml ------------------------------------
+
+@pytest.mark.parametrize("index, accelerator", [("cu128", "cuda"), ("cu92", "cuda"), ("rocm6.4", "rocm"), ("cpu", "cpu")])
+def test_an_index_variant_is_any_label_cuda_toml_describes(db, index, accelerator):
+    system = load_stack({"system": {"python": "3.12", "index": index}}, db).system
+    assert system.index == index and db.cuda.label(index)[0] == accelerator
+
+
+@pytest.mark.parametrize("index", ["cu1", "cu", "rocm", "rocm6.", "cuda128", "cu12a", "x" * 65])
+def test_an_index_variant_outside_the_labels_is_bad_input(db, index):
+    with pytest.raises(CompatError, match="index"):
+        load_stack({"system": {"python": "3.12", "index": index}}, db)
+
+
+def test_the_labels_and_the_index_url_are_the_database_s(tmp_path):
+    """Another prefix in cuda.toml is another label grammar and another URL:
+    none of it is written in the code."""
+    from compat.sources.inputs import Inputs, load_inputs
+
+    data = copy_database(tmp_path / "data")
+    cuda = data / "cuda.toml"
+    text = cuda.read_text(encoding="utf-8")
+    text = text.replace('cuda = "cu"', 'cuda = "cuda"').replace("https://download.pytorch.org/whl/", "https://mirror.example/torch/")
+    cuda.write_text(text, encoding="utf-8")
+    mirrored = Database.load(data)
+    assert mirrored.cuda.label("cuda128") == ("cuda", Version("12.8")) and mirrored.cuda.label("cu128") is None
+    assert mirrored.cuda.index_label("https://mirror.example/torch/cuda130/") == "cuda130"
+    assert mirrored.cuda.index_label("https://download.pytorch.org/whl/cu130") is None
+    (tmp_path / "r.txt").write_text("--index-url https://mirror.example/torch/cuda128\ntorch==2.10.0\n", encoding="utf-8")
+    (tmp_path / "stack.toml").write_text('[system]\npython = "3.12"\n', encoding="utf-8")
+    inputs = Inputs(stacks=(str(tmp_path / "stack.toml"),), requirements=(str(tmp_path / "r.txt"),))
+    (loaded,) = load_inputs(inputs, mirrored, None)
+    assert loaded.system.index == "cuda128"
+
+
+def test_a_label_index_that_is_not_a_url_prefix_is_a_database_error(tmp_path):
+    data = copy_database(tmp_path / "data")
+    cuda = data / "cuda.toml"
+    cuda.write_text(cuda.read_text(encoding="utf-8").replace('index = "https://download.pytorch.org/whl/"',
+                                                            'index = "download.pytorch.org"'), encoding="utf-8")
+    with pytest.raises(DatabaseError, match=r"cuda\.toml.*index"):
+        Database.load(data).cuda
+
+
+def test_a_python_suggestion_comes_from_python_toml(db, tmp_path):
+    """The Pythons a suggestion may move to are python.toml's, while still
+    supported: no list in the code."""
+    stack_ = stack({"future": "1.0.0"}, gpu=None, cuda=None)
+    assert not [c for s in check(stack_, database=db).suggestions for c in s.changes if c.name == "python"]
+    root = tmp_path / "db"
+    shutil.copytree(db.root, root)
+    (root / "python.toml").write_text(
+        'schema = 1\n'
+        '[[python]]\nversion = "3.15"\nreleased = 2026-10-01\nend_of_life = "2031-10"\nsource = "kern-build-script"\n'
+        '[[python]]\nversion = "3.9"\nreleased = 2020-10-05\nend_of_life = "2025-10"\nsource = "kern-build-script"\n')
+    report = check(stack_, database=Database.load(root))
+    moves = [(c.name, c.new) for s in report.suggestions for c in s.changes]
+    assert ("python", "3.15") in moves and ("python", "3.9") not in moves  # 3.9's support has ended
+    for suggestion in report.suggestions:
+        assert check(suggestion.stack, database=Database.load(root)).ok
+
+
+@pytest.mark.parametrize("entry, key", [
+    ('version = "3"', "version"), ('version = "3.12.1"', "version"), ('end_of_life = "2028"', "end_of_life"),
+    ('end_of_life = "2028-13"', "end_of_life"), ('released = "soon"', "released"), ('colour = "blue"', "colour"),
+])
+def test_a_malformed_python_toml_is_a_database_error_naming_the_key(db, tmp_path, entry, key):
+    root = tmp_path / "db"
+    shutil.copytree(db.root, root)
+    table = {"version": '"3.12"', "released": "2023-10-02", "end_of_life": '"2028-10"', "source": '"kern-build-script"'}
+    name = entry.split(" = ")[0]
+    table[name] = entry.split(" = ", 1)[1]
+    (root / "python.toml").write_text("schema = 1\n[[python]]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()))
+    with pytest.raises(DatabaseError, match=rf"python\.toml.*{key}"):
+        Database.load(root).pythons

@@ -48,7 +48,10 @@ BUNDLED = ROOT / "data"
 KEEP = {"vllm": ("0.19.0", "0.31.0", "0.32.0"), "transformers": ("5.19.0", "5.20.2")}
 GPUS = ("H200", "B200", "Jetson Thor")
 MODELS = ("GLM-5",)
-FLAGS = ("kv-cache-dtype", "tensor-parallel-size", "max-model-len", "enforce-eager")
+FLAGS = ("kv-cache-dtype", "tensor-parallel-size", "max-model-len", "enforce-eager",
+         # and those the file's [gpus] table names
+         "pipeline-parallel-size", "data-parallel-size", "data-parallel-size-local", "nnodes",
+         "distributed-executor-backend", "data-parallel-backend")
 STACK = {
     "system": {"python": "3.12", "cuda": "13.0", "driver": "580.95.05"},
     "hardware": {"gpu": "B200"},
@@ -89,7 +92,10 @@ def small_database(target: Path) -> Path:
     (target / "models.toml").write_text(_tables(BUNDLED / "models.toml", "model", named | set(MODELS)), encoding="utf-8")
     options = _tables(BUNDLED / "options" / "vllm.toml", "option", named | set(FLAGS))
     (target / "options" / "vllm.toml").write_text(options, encoding="utf-8")
-    cited = {m for path in target.rglob("*.toml") for m in re.findall(r'source = "([^"]+)"', path.read_text(encoding="utf-8"))}
+    texts = [path.read_text(encoding="utf-8") for path in target.rglob("*.toml")]
+    cited = {m for text in texts for m in re.findall(r'source = "([^"]+)"', text)}
+    cited |= {m for text in texts for inline in re.findall(r"^sources = \{(.*)\}$", text, re.MULTILINE)
+              for m in re.findall(r'"([^"]+)"', inline)}  # a [gpus] table's sources of single flags
     sources = _tables(BUNDLED / "constraints" / "_sources.toml", "source", cited, key="id")
     (target / "constraints" / "_sources.toml").write_text(sources, encoding="utf-8")
     return target

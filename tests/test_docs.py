@@ -261,7 +261,8 @@ def run_compat(args: list[str], stdin: str | None, root: Path) -> Printed:
             main(args)
             code = 0
         except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
+            # as the interpreter exits: None is 0, a number itself, anything else (a message) 1
+            code = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
     printed = Printed(out.getvalue().decode(), err.getvalue().decode(), both.getvalue().decode(), code)
     if not {"-o", "--output"} & set(args):
         _RUNS[key] = printed

@@ -5,9 +5,8 @@ from __future__ import annotations
 import click
 
 from ..errors import CompatError
+from ..sources.detect import DEFAULT_TIMEOUT  # (the group imports this module for `compat detect` alone)
 from . import _db_option, _deliver, _fail, cli
-
-DEFAULT_TIMEOUT = 60.0  # seconds (sources/detect.py's; importing it here would cost every command its imports)
 
 
 @cli.command()

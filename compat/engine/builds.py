@@ -244,21 +244,13 @@ def label_build(package: str, version: Version, label: str, db: Database) -> Bui
     """What a label of PyTorch's form says by itself (``cu128``: CUDA 12.8,
     ``rocm6.4``, ``cpu``; the prefixes are cuda.toml's), for a build the
     database does not list; nothing is known of its GPU architectures."""
-    labels, source = db.cuda.labels, db.cuda.label_source
-    cuda = rocm = None
-    digits = label[len(labels.get("cuda", "")):]
-    rest = label[len(labels.get("rocm", "")):]
-    if "cuda" in labels and label.startswith(labels["cuda"]) and digits.isdigit() and len(digits) >= 2:
-        accelerator, cuda = "cuda", Version(f"{int(digits[:-1])}.{digits[-1]}")
-    elif "rocm" in labels and label.startswith(labels["rocm"]) and rest and rest.replace(".", "").isdigit():
-        try:
-            accelerator, rocm = "rocm", Version(rest)
-        except InvalidVersion:
-            return None
-    elif label == labels.get("cpu"):
-        accelerator = "cpu"
-    else:
+    said = db.cuda.label(label)
+    if said is None:
         return None
+    accelerator, number = said
+    cuda = number if accelerator == "cuda" else None
+    rocm = number if accelerator == "rocm" else None
+    source = db.cuda.label_source
     assert source is not None
     return Build(
         id=f"{package}.+{label}",

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -32,34 +32,8 @@ from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resol
 
 __all__ = ["check_stack"]
 
-
-class _Parallelism(NamedTuple):
-    """How one engine's server spreads over GPUs: the flags whose values
-    multiply into the GPUs it starts. Their definitions, release by release,
-    are the engine's own argument parser's (data/options/<engine>.toml), and a
-    finding cites them."""
-
-    multiply: tuple[str, ...]           # the GPUs of one replica: tensor x pipeline parallel
-    data: str                           # the number of replicas
-    data_local: str | None = None       # the replicas on this node, where replicas run on several nodes
-    data_shared: str | None = None      # a switch under which the replicas share the tensor-parallel GPUs
-    nodes: str | None = None            # the nodes one server is spread over
-    gpus: str | None = None             # a flag that gives the GPU count itself
-    elsewhere: tuple[str, str] | None = None  # (flag, value) under which the engine places workers on a cluster
-
-
-_PARALLELISM = {
-    # world size = TP x PP, --data-parallel-size replicas of it, --data-parallel-size-local of them on this node;
-    # --nnodes spreads one server over nodes (mp backend); Ray places the workers over its own cluster
-    "vllm": _Parallelism(("tensor-parallel-size", "pipeline-parallel-size"), "data-parallel-size",
-                         data_local="data-parallel-size-local", nodes="nnodes",
-                         elsewhere=("distributed-executor-backend", "ray")),
-    # --dp-size replicas of TP x PP, unless --enable-dp-attention runs them inside the tensor-parallel group
-    "sglang": _Parallelism(("tp-size", "pp-size"), "dp-size", data_shared="enable-dp-attention", nodes="nnodes"),
-    # vLLM's sizes for its stages; --num-gpus for a diffusion model
-    "vllm-omni": _Parallelism(("tensor-parallel-size", "pipeline-parallel-size"), "data-parallel-size",
-                              gpus="num-gpus", elsewhere=("distributed-executor-backend", "ray")),
-}
+if TYPE_CHECKING:  # the option files are read only for stacks that give flags
+    from ..knowledge.options import GpuPlan, OptionCatalog
 
 
 def check_stack(
@@ -390,23 +364,24 @@ class _Checker:
                 )
 
     def parallel(self, versions: dict[str, Version | None]) -> None:
-        """Tensor x pipeline (x data) parallel sizes against the GPUs of the
-        node: a server that needs more GPUs than [hardware] count cannot start."""
+        """The GPUs a server's parallel sizes start on this node against
+        [hardware] count, by the [gpus] table of the engine's option file:
+        a server that needs more GPUs than the node has cannot start."""
         if not self.stack.options or self.stack.hardware.accelerator not in ("cuda", "rocm"):
             return
         for package, values in sorted(self.stack.options.items()):
-            plan, catalog = _PARALLELISM.get(package), self.db.option_catalog(package)
-            if plan is None or catalog is None:
+            catalog = self.db.option_catalog(package)
+            plan = catalog.gpus if catalog is not None else None
+            if plan is None:
                 continue
             given = {catalog.canonical(flag) or flag: value for flag, value in values.items()}
-            if plan.elsewhere is not None and value_text(given.get(plan.elsewhere[0], "")) == plan.elsewhere[1]:
+            if any(value_text(given.get(flag, "")) == value for flag, value in plan.elsewhere):
                 continue  # the workers are placed over a cluster whose nodes the stack does not describe
-            sized = [f for f in (*plan.multiply, plan.data, plan.data_local, plan.gpus) if f is not None and f in given]
-            if sized:
-                self._parallel(package, versions.get(package), plan, catalog, given, sized)
+            if any(f in given for f in (*plan.multiply, plan.replicas, plan.replicas_here, plan.count) if f is not None):
+                self._parallel(package, versions.get(package), plan, catalog, given)
 
-    def _parallel(self, package: str, version: Version | None, plan: _Parallelism, catalog: Any,
-                  given: dict[str, Any], sized: list[str]) -> None:
+    def _parallel(self, package: str, version: Version | None, plan: GpuPlan, catalog: OptionCatalog,
+                  given: dict[str, Any]) -> None:
         def size(flag: str | None) -> int | None:
             """The flag's value, or its default in this release (1 where none is known)."""
             if flag is None:
@@ -419,10 +394,10 @@ class _Checker:
                 return None  # not a number: option-value says so
 
         terms = [(flag, size(flag)) for flag in plan.multiply]
-        shared = plan.data_shared is not None and value_text(given.get(plan.data_shared, False)) == "true"
-        if not shared:
-            data = plan.data_local if plan.data_local in given else plan.data
-            terms.append((data, size(data)))
+        shared = plan.replicas_shared is not None and value_text(given.get(plan.replicas_shared, False)) == "true"
+        if plan.replicas is not None and not shared:
+            replicas = plan.replicas_here if plan.replicas_here in given else plan.replicas
+            terms.append((replicas, size(replicas)))
         if any(n is None for _, n in terms):
             return
         need = 1
@@ -432,25 +407,32 @@ class _Checker:
         if nodes is None or nodes < 1:
             return
         need = -(-need // nodes)
+        used = [flag for flag, n in terms if flag in given or n != 1]
+        if shared:
+            used.append(plan.replicas_shared)
+        if nodes > 1:
+            used.append(plan.nodes)
         shown = " x ".join(f"--{flag} {n}" for flag, n in terms if flag in given or n != 1)
         across = f" over --{plan.nodes} {nodes}" if nodes > 1 else ""
-        total = size(plan.gpus) if plan.gpus in given else None
+        total = size(plan.count) if plan.count in given else None
         if total is not None and total > need:
-            need, shown, across = total, f"--{plan.gpus} {total}", ""
+            need, shown, across, used = total, f"--{plan.count} {total}", "", [plan.count]
         count = self.stack.hardware.count
         if need <= count:
             return
         unset = " (the count when [hardware] count is not given)" if count == 1 else ""
-        definition = catalog.at(sized[0], version) or catalog.definitions(sized[0])[-1]
+        inferred = [flag for flag in used if flag in plan.inferred]
+        how = f" (how --{', --'.join(inferred)} counts is inferred, not stated by the source)" if inferred else ""
         self.add(
             f"parallel:{package}",
-            "error" if count > 1 else "warning",
+            "error" if count > 1 and not inferred else "warning",
             f"{package}{f' {version}' if version else ''}: {shown}{across} start {need} GPU workers on a node; "
-            f"[hardware] count is {count}{unset}",
+            f"[hardware] count is {count}{unset}{how}",
             (package, "gpu"),
             "requirement",
             "curated",
-            definition.source,
+            plan.source_of(used),
+            basis=plan.basis if inferred else None,
             requirement=f"gpu_count>={need}",
             found=str(count),
         )

@@ -34,6 +34,7 @@ from .._versions import overlap, spec_text
 from ..errors import ResolutionTooComplex
 from ..knowledge.conditions import value_text
 from ..knowledge.database import Database
+from ..knowledge.layers import current_date
 from ..knowledge.model import Component, Release
 from ..sources.stack import PackageSpec, Stack
 from .facts import StackFacts
@@ -43,9 +44,8 @@ from .resolver import StackProvider
 if TYPE_CHECKING:
     from .findings import Report
 
-__all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "PYTHONS", "MACHINE"]
+__all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
-PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 MACHINE = ("python", "cuda", "driver")  # what pip cannot change
 _LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver"}
 MAX_SIZE = 3  # changes in one suggestion
@@ -484,7 +484,8 @@ class _Search:
         bounds = self.applicable(axis, state)
         if axis.kind == "python":
             current = Version(f"{system.python.major}.{system.python.minor}")
-            choices = [Version(p) for p in PYTHONS if Version(p) != current]
+            today = current_date()
+            choices = [p.version for p in self.db.pythons if p.version != current and p.supported_on(today)]
             choices.sort(key=lambda v: (abs(v.minor - current.minor), v < current))
         elif axis.kind == "driver":
             current = system.driver

@@ -22,10 +22,9 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .._names import did_you_mean
+from .._names import did_you_mean, normalize
 from .._versions import spec_text
 from ..errors import CompatError
 from ..knowledge.conditions import LABELS, UNKNOWN
@@ -198,7 +197,7 @@ def _curated(db: Database) -> set[str]:
     curated requirements live nowhere else. Found without reading the
     hundreds of snapshots of the others (a file of constraints/ each, as
     `Database.names` lists them)."""
-    return {n for n in db.names() if os.path.isfile(os.path.join(db.constraints_dir, f"{n}.toml"))}
+    return db.curated()
 
 
 def _load(db: Database, names: set[str] | None) -> list[Component]:
@@ -263,9 +262,9 @@ def _naming(release: Release, target: str) -> list[tuple[Requirement, str]]:
                 requirement = Requirement(text)
             except InvalidRequirement:
                 continue  # db lint reports it; a check never reads it either
-            if canonicalize_name(requirement.name) == target:
+            if normalize(requirement.name) == target:
                 out.append((requirement, "metadata"))
-    out.extend((d.requirement, d.layer) for d in release.curated if canonicalize_name(d.requirement.name) == target)
+    out.extend((d.requirement, d.layer) for d in release.curated if normalize(d.requirement.name) == target)
     return out
 
 

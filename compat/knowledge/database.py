@@ -80,7 +80,9 @@ class Database:
         self._sources_text: str | None = None
         self._source_blocks: dict[str, str] = {}
         self._names: set[str] | None = None
+        self._curated: set[str] | None = None
         self._cuda: CudaFacts | None = None
+        self._pythons: tuple[PythonRelease, ...] | None = None
         self._graph: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
 
@@ -123,11 +125,7 @@ class Database:
     def names(self) -> set[str]:
         """Every tracked component: curated ones and those with a snapshot."""
         if self._names is None:
-            names = {
-                f[: -len(".toml")]
-                for f in os.listdir(self.constraints_dir)
-                if f.endswith(".toml") and not f.startswith("_")
-            }
+            names = set(Database.curated(self))
             graph = self.graph()
             if graph:
                 names.update(graph["packages"])  # hundreds of snapshots: no need to list the folder
@@ -139,6 +137,14 @@ class Database:
                 )
             self._names = names
         return self._names
+
+    def curated(self) -> set[str]:
+        """The components with a file of curated facts (their rules, builds
+        and options live nowhere else), without reading the snapshots."""
+        if self._curated is None:
+            self._curated = {f[: -len(".toml")] for f in os.listdir(self.constraints_dir)
+                             if f.endswith(".toml") and not f.startswith("_")}
+        return self._curated
 
     def __contains__(self, name: str) -> bool:
         return normalize(name) in self.names()
@@ -204,6 +210,13 @@ class Database:
         if self._cuda is None:
             self._cuda = _load_cuda(os.path.join(self.root, "cuda.toml"))
         return self._cuda
+
+    @property
+    def pythons(self) -> tuple[PythonRelease, ...]:
+        """What ``python.toml`` says: CPython's feature releases, oldest first."""
+        if self._pythons is None:
+            self._pythons = _load_pythons(os.path.join(self.root, "python.toml"))
+        return self._pythons
 
     def driver_floor(self, cuda: Version) -> tuple[Version, str] | None:
         """The oldest NVIDIA driver (Linux) CUDA `cuda` runs on, and the source ID."""
@@ -490,6 +503,90 @@ class CudaFacts(NamedTuple):
     runtime_source: str | None = None
     labels: dict[str, str] = {}  # accelerator -> the prefix of PyTorch's local labels (cuda: "cu")
     label_source: str | None = None
+    label_index: str | None = None  # the URL under which each label names PyTorch's index of its builds
+
+    def label(self, text: str) -> tuple[str, Version | None] | None:
+        """What a label of PyTorch's form says (``cu128``: ("cuda", 12.8),
+        ``rocm6.4``: ("rocm", 6.4), ``cpu``: ("cpu", None)), or None for any
+        other text.
+
+        >>> facts = CudaFacts({}, labels={"cuda": "cu", "rocm": "rocm", "cpu": "cpu"})
+        >>> facts.label("cu128"), facts.label("cu92"), facts.label("rocm6.4"), facts.label("cpu"), facts.label("cu1")
+        (('cuda', <Version('12.8')>), ('cuda', <Version('9.2')>), ('rocm', <Version('6.4')>), ('cpu', None), None)
+        """
+        labels = self.labels
+        if len(text) > 64:
+            return None
+        cuda, rocm = labels.get("cuda"), labels.get("rocm")
+        if cuda and text.startswith(cuda):
+            digits = text[len(cuda):]
+            if digits.isascii() and digits.isdigit() and len(digits) >= 2:  # the last digit is the minor
+                return "cuda", Version(f"{int(digits[:-1])}.{digits[-1]}")
+        if rocm and text.startswith(rocm):
+            rest = text[len(rocm):]
+            parts = rest.split(".")
+            if all(p.isascii() and p.isdigit() for p in parts):
+                return "rocm", Version(rest)
+        if text == labels.get("cpu"):
+            return "cpu", None
+        return None
+
+    def index_label(self, url: str) -> str | None:
+        """The label of the PyTorch index `url` is (``.../whl/cu128``: ``cu128``), or None.
+
+        >>> facts = CudaFacts({}, labels={"cuda": "cu"}, label_index="https://download.pytorch.org/whl/")
+        >>> facts.index_label("https://download.pytorch.org/whl/cu128/"), facts.index_label("https://pypi.org/simple")
+        ('cu128', None)
+        """
+        url = url.strip()
+        if not self.label_index or not url.startswith(self.label_index):
+            return None
+        label = url[len(self.label_index):].rstrip("/")
+        return label if self.label(label) is not None else None
+
+
+class PythonRelease(NamedTuple):
+    """A CPython feature release (``python.toml``)."""
+
+    version: Version  # 3.12
+    released: _dt.date  # its first release, 3.12.0
+    end_of_life: tuple[int, int]  # (year, month) its support ends in
+    source: str
+
+    def supported_on(self, day: _dt.date) -> bool:
+        """Whether it is still supported on `day` (through its end-of-life month).
+
+        >>> PythonRelease(Version("3.10"), _dt.date(2021, 10, 4), (2026, 10), "s").supported_on(_dt.date(2026, 11, 1))
+        False
+        """
+        return self.released <= day and (day.year, day.month) <= self.end_of_life
+
+
+def _load_pythons(path: str) -> tuple[PythonRelease, ...]:
+    if not os.path.exists(path):
+        return ()
+    data, _ = _toml.load(path, error=DatabaseError)
+    root = Table(data, path, "")
+    root.only(["schema", "python"])
+    out: list[PythonRelease] = []
+    for table in root.tables("python"):
+        table.only(["version", "released", "end_of_life", "source"])
+        version = _version(table, "version", required=True)
+        assert version is not None
+        if len(version.release) != 2 or version.is_prerelease or version.local:
+            raise table.error(f"expected a feature release such as \"3.12\", got {table.data['version']!r}", "version")
+        released = table.date("released")
+        if released is None:
+            raise table.error("missing (the date of its first release, such as 2023-10-02)", "released")
+        ends = table.text("end_of_life", required=True) or ""
+        year, _, month = ends.partition("-")
+        if not (len(year) == 4 and year.isascii() and year.isdigit() and month.isascii() and month.isdigit()
+                and len(month) == 2 and 1 <= int(month) <= 12):
+            raise table.error(f"expected a month such as \"2028-10\", got {ends[:40]!r}", "end_of_life")
+        if any(p.version == version for p in out):
+            raise table.error(f"Python {version} is listed twice", "version")
+        out.append(PythonRelease(version, released, (int(year), int(month)), table.text("source", required=True) or ""))
+    return tuple(sorted(out, key=lambda p: p.version))
 
 
 def _load_cuda(path: str) -> CudaFacts:
@@ -517,13 +614,17 @@ def _load_cuda(path: str) -> CudaFacts:
         runtimes = tuple(normalize(p) for p in runtime.strings("packages"))
         runtime_source = runtime.text("source", required=True)
     labels: dict[str, str] = {}
-    label_source = None
+    label_source = label_index = None
     table = root.table("labels")
     if table is not None:
-        table.only(["cuda", "rocm", "cpu", "source"])
+        table.only(["cuda", "rocm", "cpu", "index", "source"])
         labels = {k: v for k in ("cuda", "rocm", "cpu") if (v := table.text(k)) is not None}
         label_source = table.text("source", required=True)
-    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source)
+        label_index = table.text("index")
+        if label_index is not None and not (label_index.startswith(("https://", "http://")) and label_index.endswith("/")):
+            raise table.error(f"expected the URL the labels are appended to, ending in /, got {label_index[:80]!r}",
+                              "index")
+    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source, label_index)
 
 
 def _date_or_none(text: str) -> _dt.date | None:

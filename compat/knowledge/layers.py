@@ -241,6 +241,9 @@ class LayeredDatabase(Database):
             self._names = names
         return self._names
 
+    def curated(self) -> set[str]:
+        return super().curated() | self._local_components()
+
     def _local_components(self) -> set[str]:
         if self.local is None:
             return set()
@@ -452,7 +455,8 @@ def _merge_graphs(graphs: list[dict[str, Any]]) -> dict[str, Any]:
         tracked.update(graph["tracked"])
         for name, requirers in graph["required_by"].items():
             required_by.setdefault(name, set()).update(requirers)
-    return {"schema": 1, "packages": sorted(packages), "tracked": sorted(tracked),
+    return {"schema": max((g.get("schema", 1) for g in graphs), default=1), "packages": sorted(packages),
+            "tracked": sorted(tracked),
             "required_by": {k: sorted(v) for k, v in sorted(required_by.items())}}
 
 

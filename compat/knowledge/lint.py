@@ -164,6 +164,10 @@ def lint_database(db: Database) -> list[Problem]:
         if catalog is not None:
             for key, message in catalog.problems():
                 add(catalog.file, key, message)
+            if catalog.gpus is not None:  # the [gpus] table and the sources of its flags
+                cite(catalog.file, "gpus.source", catalog.gpus.source)
+                for flag, source in catalog.gpus.sources:
+                    cite(catalog.file, f"gpus.sources.{flag}", source)
             for option in catalog.options:
                 cite(catalog.file, f"{option.key}.source", option.source)
                 declared = component.options.get(option_key(option.name))
@@ -262,6 +266,13 @@ def lint_database(db: Database) -> list[Problem]:
             cite(cuda_file, "runtime.source", cuda.runtime_source)
         if cuda.labels:
             cite(cuda_file, "labels.source", cuda.label_source)
+    try:
+        pythons = db.pythons
+    except CompatError as exc:
+        failed(exc, unread=True)
+    else:
+        for python in pythons:
+            cite(os.path.join(db.root, "python.toml"), f"python {python.version}.source", python.source)
     for source_id in sorted(set(sources or {}) - cited) if not unread_files else ():
         add(sources_file(db, source_id), f"source {source_id}", "is cited by no fact")
     return problems

@@ -12,6 +12,11 @@ release the stack installs: a value outside a closed set is an error that
 lists the allowed values; a flag the release does not have (removed,
 renamed, or not yet added) is an error on that release; a flag no release
 has is a warning, since the file lists the common flags, not every flag.
+
+The file's ``[gpus]`` table says which of these flags give the GPUs one
+server starts on a node (tensor x pipeline parallel, data-parallel
+replicas, nodes), as the engine's own documentation states it: the data a
+check compares with ``[hardware] count``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ..errors import DatabaseError
 from ._schema import Table
 from .conditions import option_key
 
-__all__ = ["OPTIONS_DIR", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
+__all__ = ["GPU_KEYS", "OPTIONS_DIR", "GpuPlan", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
 
 OPTIONS_DIR = "options"
 TYPES = ("int", "float", "bool", "string", "choice")
@@ -53,14 +58,61 @@ class OptionDef(NamedTuple):
         return version is None or self.releases.contains(version, prereleases=True)
 
 
+GPU_KEYS = ("multiply", "replicas", "replicas_here", "replicas_shared", "nodes", "count", "elsewhere",
+            "source", "sources", "inferred", "basis")
+
+
+class GpuPlan(NamedTuple):
+    """How one engine's flags give the GPUs a server starts on a node: the
+    ``[gpus]`` table of its option file, with the source that states it.
+
+    GPUs on this node = (product of `multiply`) x replicas / nodes, where
+    replicas is `replicas_here` when the stack gives it, else `replicas`,
+    and 1 when `replicas_shared` is on (the replicas run inside those GPUs);
+    `count`, when given, is the GPU count itself. Under a flag value of
+    `elsewhere` the engine places its workers over a cluster the stack does
+    not describe, and nothing is judged.
+    """
+
+    multiply: tuple[str, ...]
+    source: str
+    replicas: str | None = None
+    replicas_here: str | None = None
+    replicas_shared: str | None = None
+    nodes: str | None = None
+    count: str | None = None
+    elsewhere: tuple[tuple[str, str], ...] = ()
+    sources: tuple[tuple[str, str], ...] = ()  # (flag, source): a flag whose role another source states
+    inferred: tuple[str, ...] = ()  # flags whose role no source states: a finding resting on one is a warning
+    basis: str | None = None  # what the inferred part rests on
+
+    def roles(self) -> tuple[str, ...]:
+        """The flags the table gives a role (all but `sources` and `inferred`), once each."""
+        named = (*self.multiply, self.replicas, self.replicas_here, self.replicas_shared, self.nodes, self.count,
+                 *(flag for flag, _ in self.elsewhere))
+        return tuple(dict.fromkeys(f for f in named if f is not None))
+
+    def flags(self) -> tuple[str, ...]:
+        """Every flag the table names, in the table's order, once each."""
+        return tuple(dict.fromkeys((*self.roles(), *(flag for flag, _ in self.sources), *self.inferred)))
+
+    def source_of(self, used: Iterable[str]) -> str:
+        """The source of a judgement resting on the flags `used`: the last of
+        them whose role its own source states, else the table's source."""
+        own = dict(self.sources)
+        return next((own[f] for f in reversed(list(used)) if f in own), self.source)
+
+
 class OptionCatalog:
     """The flags of one component, looked up by name or alias."""
 
-    def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef], file: str) -> None:
+    def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef], file: str,
+                 gpus: GpuPlan | None = None) -> None:
         self.component = component
         self.covers = covers
         self.options = options
         self.file = file
+        self.gpus = gpus
         self._by_key: dict[str, list[OptionDef]] = {}
         for option in options:
             for spelling in {option.name, *option.aliases}:
@@ -70,7 +122,7 @@ class OptionCatalog:
     def load(cls, path: str, component: str) -> OptionCatalog:
         data, _ = _toml.load(path, error=DatabaseError)
         root = Table(data, path, "")
-        root.only(["schema", "component", "covers", "option"])
+        root.only(["schema", "component", "covers", "gpus", "option"])
         if root.data.get("schema", 1) != 1:
             raise root.error(f"unsupported schema {root.data.get('schema')!r} (expected 1)", "schema")
         named = root.text("component", required=True)
@@ -78,7 +130,8 @@ class OptionCatalog:
             raise root.error(f"this file is {component}.toml but names component {named!r}", "component")
         covers = _specifier(root, "covers", required=True)
         options = [_parse_option(table, covers) for table in root.tables("option")]
-        return cls(component, covers, options, path)
+        gpus = root.table("gpus")
+        return cls(component, covers, options, path, _parse_gpus(gpus) if gpus is not None else None)
 
     def definitions(self, flag: str) -> list[OptionDef]:
         """Every definition of `flag` (a name or alias, any spelling), oldest range first."""
@@ -131,6 +184,18 @@ class OptionCatalog:
                 yield option.key, f"renamed_to {option.renamed_to!r} names a flag the file does not list"
             if option.renamed_to is not None and option.releases.contains(Version("999999"), prereleases=True):
                 yield option.key, "a renamed flag needs an upper bound on its releases (the release that renamed it)"
+        yield from self._gpu_problems()
+
+    def _gpu_problems(self) -> Iterable[tuple[str, str]]:
+        """A flag of [gpus] this file does not define, or names by an alias."""
+        if self.gpus is None:
+            return
+        for flag in self.gpus.flags():
+            name = self.canonical(flag)
+            if name is None:
+                yield "gpus", f"names --{flag}, which this file does not define"
+            elif name != flag:
+                yield "gpus", f"names --{flag}, an alias: write the flag's name --{name}"
 
 
 def range_text(releases: SpecifierSet) -> str:
@@ -186,6 +251,52 @@ def _parse_option(table: Table, covers: SpecifierSet) -> OptionDef:
         key=table.key,
         ignore_case=table.boolean("ignore_case"),
     )
+
+
+def _parse_gpus(table: Table) -> GpuPlan:
+    """The [gpus] table: flag names in the form [[option]] writes them, and
+    an inferred part only with what it rests on."""
+    table.only(GPU_KEYS)
+    multiply = tuple(_flag(table, "multiply", flag) for flag in table.strings("multiply"))
+    if not multiply:
+        raise table.error("list the flags whose values multiply into the GPUs of one replica", "multiply")
+    single = {name: _flag(table, name, table.text(name)) for name in
+              ("replicas", "replicas_here", "replicas_shared", "nodes", "count")}
+    elsewhere = _flag_table(table, "elsewhere")
+    sources = _flag_table(table, "sources")
+    inferred = tuple(_flag(table, "inferred", flag) for flag in table.strings("inferred"))
+    basis = table.text("basis")
+    if inferred and basis is None:
+        raise table.error("an inferred part says what it is inferred from (basis = \"...\")", "basis")
+    if basis is not None and not inferred:
+        raise table.error("basis is for inferred flags (inferred = [\"...\"])", "basis")
+    plan = GpuPlan(multiply=multiply, source=table.text("source", required=True) or "", elsewhere=elsewhere,
+                   sources=sources, inferred=inferred, basis=basis, **single)
+    named = set(plan.roles())
+    for name, flags in (("sources", [f for f, _ in sources]), ("inferred", inferred)):
+        for flag in flags:
+            if flag not in named:
+                raise table.error(f"names --{flag}, which no other key of [gpus] names", name)
+    return plan
+
+
+def _flag(table: Table, key: str, flag: str | None) -> str | None:
+    """A flag as [gpus] names it: its long name without dashes, lower case."""
+    if flag is not None and (flag.startswith("-") or option_key(flag) != flag):
+        raise table.error(f"write the flag as its long name without dashes, lower case: {option_key(flag)!r}", key)
+    return flag
+
+
+def _flag_table(table: Table, key: str) -> tuple[tuple[str, str], ...]:
+    """An inline table of flag = string, sorted by flag."""
+    sub = table.table(key)
+    if sub is None:
+        return ()
+    pairs = []
+    for flag in sub.data:
+        _flag(sub, flag, flag)
+        pairs.append((flag, sub.text(flag, required=True) or ""))
+    return tuple(sorted(pairs))
 
 
 def _summary(table: Table) -> str:

@@ -335,8 +335,7 @@ def _string(value: str) -> str:
 def _tracked(db: Database) -> set[str]:
     """The packages a detected stack lists: the database's curated components
     and the packages `compat db sync` tracks (not every dependency it holds)."""
-    curated = {f[: -len(".toml")] for f in os.listdir(db.constraints_dir)
-               if f.endswith(".toml") and not f.startswith("_")}
+    curated = db.curated()
     graph = db.graph()
     if graph:
         return curated | set(graph.get("tracked", ()))

@@ -224,7 +224,10 @@ class _Merger:
     def _index(self, system: dict[str, Any], file: str, text: str | None,
                places: dict[tuple[str, str], Place]) -> None:
         """The PyTorch index variant the requirements files install from, as [system] index."""
-        for variant, place in self.indexes:
+        for url, place in self.indexes:
+            variant = self.db.cuda.index_label(url)
+            if variant is None:
+                continue  # not one of PyTorch's: it says nothing about builds
             if "index" not in system:
                 system["index"] = variant
                 places[("system", "index")] = place
@@ -314,9 +317,7 @@ class _Merger:
         no verdict of the database; the environment check judges them
         against their own metadata, as every installed distribution."""
         installed = {self.name(n) for n in self.environment.installed} if self.environment is not None else set()
-        curated = {f[: -len(".toml")] for f in os.listdir(self.db.constraints_dir)
-                   if f.endswith(".toml") and not f.startswith("_")}
-        scope = self.db.relevant(installed & curated)
+        scope = self.db.relevant(installed & self.db.curated())
         return installed & (set(scope) if scope is not None else self.known)
 
     def _entries(self, markers: dict[str, str]) -> list[Entry]:

@@ -11,9 +11,10 @@ itself, directly or not, is an error that names the chain.
 
 Options that tell an installer where and how to fetch (``--hash``,
 ``--index-url``, ``--find-links``, ``--pre``, ``--only-binary``, ...) change
-nothing compat judges and are skipped, except that an index URL of the
-PyTorch wheel index (``https://download.pytorch.org/whl/cu128``) says which
-builds the file installs (``[system] index = "cu128"``). A requirement that
+nothing compat judges and are skipped, except the index URLs, which are
+kept: one of PyTorch's wheel indexes (``https://download.pytorch.org/whl/cu128``,
+as cuda.toml's ``[labels]`` name them) says which builds the file installs
+(``[system] index = "cu128"``; sources/inputs.py). A requirement that
 is a place rather than a version is read as pip would install it: a wheel or
 an sdist (a path, a URL or ``name @ URL``) is the version its file name
 gives; a local project folder (``.``, ``-e ./service``) stands for the
@@ -47,13 +48,11 @@ from .stack import Place
 if TYPE_CHECKING:
     from packaging.markers import Marker
 
-__all__ = ["Entry", "Requirements", "read_requirements", "pytorch_index", "with_marker"]
+__all__ = ["Entry", "Requirements", "read_requirements", "with_marker"]
 
 # pip's own expressions (pip/_internal/req/req_file.py)
 _COMMENT = re.compile(r"(^|\s+)#.*$")
 _ENV_VAR = re.compile(r"\$\{([A-Z0-9_]+)\}")
-# `-i https://download.pytorch.org/whl/cu128`: the index variant, as [system] index names it
-_PYTORCH_INDEX = re.compile(r"https?://download\.pytorch\.org/whl/(cpu|cu[0-9]{3}|rocm[0-9]+(?:\.[0-9]+)*)/?", re.ASCII)
 _VCS = ("git+", "hg+", "svn+", "bzr+")
 _ARCHIVES = (".whl", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar", ".zip")
 _TRAILING_EXTRAS = re.compile(r"^(.*?)(\[[^\]]*\])$")
@@ -91,21 +90,11 @@ class Entry(NamedTuple):
 
 class Requirements(NamedTuple):
     """What a requirements file and the files it includes give: the
-    requirements and constraints, and the PyTorch index variants named by
-    their index options (with where)."""
+    requirements and constraints, and the URLs of their index options (with
+    where)."""
 
     entries: list[Entry]
     indexes: list[tuple[str, Place]]
-
-
-def pytorch_index(url: str) -> str | None:
-    """The PyTorch index variant an index URL names, if it names one.
-
-    >>> pytorch_index("https://download.pytorch.org/whl/cu128"), pytorch_index("https://pypi.org/simple")
-    ('cu128', None)
-    """
-    match = _PYTORCH_INDEX.fullmatch(url.strip())
-    return match.group(1) if match else None
 
 
 def read_requirements(path: str, *, constraint: bool = False) -> Requirements:
@@ -234,9 +223,7 @@ def _read_line(line: str, place: Place, base: str, constraint: bool, chain: tupl
         elif name == "editable":
             found.entries.extend(_editable(value or "", place, constraint))
         elif name in ("index-url", "extra-index-url"):
-            variant = pytorch_index(value or "")
-            if variant is not None:
-                found.indexes.append((variant, place))
+            found.indexes.append((value or "", place))
     if text:
         found.entries.extend(_requirement(text, place, constraint))
 

@@ -61,7 +61,6 @@ _PACKAGE_KEYS = ("version", "extras", "external")
 _PYTHON = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?", re.ASCII)
 _DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
-_INDEX = re.compile(r"(pypi|cpu|cu[0-9]{3}|rocm[0-9]+(\.[0-9]+)*)", re.ASCII)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
 # PEP 508 project names (and extras): letters, digits, ".", "_", "-", starting
 # and ending with a letter or digit.
@@ -411,7 +410,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         from ..knowledge.layers import with_overlay
 
         db = with_overlay(db, overlay)
-    system = _system(read.table(data, "system"), read, "system" in data)
+    system = _system(read.table(data, "system"), read, "system" in data, db)
     hardware = _hardware(read.table(data, "hardware"), read, db, system)
     packages, untracked = _packages(read.table(data, "packages"), read, db)
     options, unknown_options = _options(read.table(data, "options"), read, db, packages)
@@ -454,7 +453,7 @@ def _overlay(table: Mapping[str, Any], read: _Reader, path: str | None) -> str |
     return where
 
 
-def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
+def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database) -> System:
     where = ("system",)
     if not present:
         raise read.error("missing the [system] table (it needs at least python = \"3.12\")", (), "system")
@@ -485,13 +484,16 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
     if glibc is not None and (glibc.major != 2 or len(glibc.release) != 2):
         raise read.error(f"expected a GNU C library version such as \"2.35\", got {table['glibc']!r}", where, "glibc")
     index = table.get("index", "pypi")
-    if not isinstance(index, str) or len(index) > 64 or not _INDEX.fullmatch(index):
+    # a PyTorch index is named by the label of its builds (cuda.toml's [labels])
+    said = db.cuda.label(index) if isinstance(index, str) and index != "pypi" else None
+    if not isinstance(index, str) or index != "pypi" and said is None:
         raise read.error(
-            f"expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", got {index!r}",
+            f"expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", "
+            f"got {_kind(index)}",
             where,
             "index",
         )
-    if index.startswith("cu") and rocm is not None or index.startswith("rocm") and cuda is not None:
+    if said is not None and (said[0] == "cuda" and rocm is not None or said[0] == "rocm" and cuda is not None):
         raise read.error(f"index {index!r} contradicts the stack's {'ROCm' if rocm is not None else 'CUDA'}", where, "index")
     return System(python=python, platform=platform, cuda=cuda, rocm=rocm, driver=driver, driver_written=written,
                   glibc=glibc, index=index)
