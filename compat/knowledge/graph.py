@@ -9,9 +9,19 @@ still resolves the whole closure for lock files.
 
 Finding those packages must not read every snapshot, so `db sync` writes
 ``metadata/_graph.json``: for each package, whether it is tracked and the
-names its releases require (any line, any marker, any extra: a superset is
-safe, it only keeps a package in), stored the way a check walks it: which
-packages require each one. `db lint` checks it against the snapshots.
+names its releases require (any release, any marker but an extra's: a
+superset is safe, it only keeps a package in), stored the way a check walks
+it: which packages require each one. `db lint` checks it against the
+snapshots.
+
+A requirement that only an extra brings (``extra == "hf"``) is an edge of
+the node ``package[hf]``, not of the package: sentry-sdk's ``[huggingface_hub]``
+extra requires huggingface-hub, but a stack that installs sentry-sdk without
+it cannot have huggingface-hub constrained by it. A requirement that asks
+for extras (``fastapi[standard]``) is an edge to the package and to each of
+those nodes. Requiring ``p[x]`` installs ``p`` as well, so whatever reaches
+a target through ``p`` does through ``p[x]`` too. (A graph without extra
+nodes, as older releases of compat wrote, is read as it is: a superset.)
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from .._files import write_atomic
 from .._names import normalize
 from ._schema import database_error, decode_text
@@ -29,40 +41,96 @@ from ._schema import database_error, decode_text
 __all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant"]
 
 GRAPH_FILE = "_graph.json"
+SCHEMA = 2  # 2: extras as nodes of their own (package[extra]); 1: packages alone
 _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def build_graph(metadata_dir: str) -> dict[str, Any]:
     """The graph of the snapshots in `metadata_dir`, as written to the file."""
     tracked: list[str] = []
-    requires: dict[str, list[str]] = {}
+    packages: list[str] = []
+    requires: dict[str, set[str]] = {}  # node -> the nodes its lines require
+    seen: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # a line -> (its nodes under `package`, its targets)
     for file in sorted(os.listdir(metadata_dir)):
         if not file.endswith(".jsonl") or file.endswith(".wheels.jsonl"):
             continue
         path = os.path.join(metadata_dir, file)
-        names: set[str] = set()
         header, entries = _entries(path)
-        for entry in entries:
-            for text in entry.get("requires_dist", ()):
-                match = _NAME.match(text)
-                if match is not None:
-                    names.add(normalize(match.group(1)))
         name = normalize(header["name"])
+        packages.append(name)
         if header.get("tracked", True) is not False:
             tracked.append(name)
-        names.discard(name)
-        requires[name] = sorted(names)
+        requires.setdefault(name, set())
+        for entry in entries:
+            for text in entry.get("requires_dist", ()):
+                if text not in seen:
+                    seen[text] = _edges(text)
+                under, targets = seen[text]
+                for node in under or (name,):
+                    requires.setdefault(f"{name}{node}" if node.startswith("[") else node, set()).update(
+                        t for t in targets if t.split("[", 1)[0] != name or "[" in t)
     # kept as "required by": the direction a check walks
-    required_by: dict[str, list[str]] = {}
-    for name, targets in requires.items():
+    required_by: dict[str, set[str]] = {}
+    for node, targets in requires.items():
         for target in targets:
-            required_by.setdefault(target, []).append(name)
+            if target != node:
+                required_by.setdefault(target, set()).add(node)
     return {
-        "schema": 1,
-        "packages": sorted(requires),
+        "schema": SCHEMA,
+        "packages": sorted(packages),
         "tracked": sorted(tracked),
         "required_by": {k: sorted(v) for k, v in sorted(required_by.items())},
     }
+
+
+def _edges(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the extras of the requiring package a line applies under, as ``[x]``
+    nodes, or () when it may apply without one; the nodes it requires).
+    A line that does not parse is read by its leading name alone."""
+    match = _NAME.match(text)
+    if match is None:
+        return (), ()
+    target = normalize(match.group(1))
+    if "[" not in text and "extra" not in text:  # most lines: no extras either side, no parsing
+        return (), (target,)
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return (), (target,)
+    targets = (target, *(f"{target}[{normalize(e)}]" for e in sorted(requirement.extras)))
+    under = _extras_under(getattr(requirement.marker, "_markers", None)) if requirement.marker else None
+    return tuple(f"[{e}]" for e in sorted(under or ())), targets
+
+
+def _extras_under(items: Any) -> set[str] | None:
+    """The extras under which a marker (packaging's parsed form) can hold,
+    or None when it can hold with no extra requested: each branch of an
+    "or" must test ``extra == "x"`` (itself or in a group it is "and"-ed
+    with). Anything else is None, which keeps the edge on the package: a
+    superset."""
+    if not isinstance(items, list):
+        return None
+    branches: list[list[Any]] = [[]]
+    for item in items:
+        if item == "or":
+            branches.append([])
+        elif item != "and":
+            branches[-1].append(item)
+    out: set[str] = set()
+    for branch in branches:
+        extras: set[str] = set()
+        for item in branch:
+            if isinstance(item, list):
+                extras |= _extras_under(item) or set()
+            elif isinstance(item, tuple) and len(item) == 3:
+                left, op, right = (getattr(part, "value", None) for part in item)
+                pair = {type(item[0]).__name__: left, type(item[2]).__name__: right}
+                if op == "==" and pair.get("Variable") == "extra" and isinstance(pair.get("Value"), str):
+                    extras.add(normalize(pair["Value"]))
+        if not extras:
+            return None
+        out |= extras
+    return out
 
 
 def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -132,11 +200,19 @@ def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
     `named` (those included): the ones a check must resolve."""
     targets = set(graph["tracked"]) | set(named)
     requirers = graph["required_by"]
+    extras: dict[str, list[str]] = {}  # package -> its extra nodes someone requires: requiring p[x] installs p
+    for node in requirers:
+        if "[" in node:
+            extras.setdefault(node.split("[", 1)[0], []).append(node)
     found = set(targets)
     pending = list(targets)
     while pending:
-        for requirer in requirers.get(pending.pop(), ()):
+        node = pending.pop()
+        reached = list(requirers.get(node, ()))
+        if "[" not in node:
+            reached += extras.get(node, ())
+        for requirer in reached:
             if requirer not in found:
                 found.add(requirer)
                 pending.append(requirer)
-    return found
+    return {node.split("[", 1)[0] for node in found}

@@ -1,0 +1,81 @@
+"""The names graph (knowledge/graph.py): which packages a check resolves.
+
+An edge that only an extra brings belongs to that extra's node, so a
+package whose extra alone reaches a tracked package is resolved only when
+something asks for that extra."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compat.knowledge.graph import _extras_under, _edges, build_graph, relevant
+
+
+def snapshot(folder: Path, name: str, lines: list[list[str]], tracked: bool = False) -> None:
+    header = {"schema": 1, "name": name, "index": "https://index.example/simple/", "taken": "2026-12-01",
+              "tracked": tracked}
+    releases = [{"version": f"1.{n}.0", "requires_dist": requires} for n, requires in enumerate(lines)]
+    (folder / f"{name}.jsonl").write_text("\n".join(json.dumps(x) for x in [header, *releases]) + "\n")
+
+
+@pytest.fixture
+def graph(tmp_path):
+    snapshot(tmp_path, "hub", [[]], tracked=True)
+    snapshot(tmp_path, "sdk", [["urllib3"], ["urllib3", "hub>=0.1; extra == 'hub'"]])  # hub only under [hub]
+    snapshot(tmp_path, "web", [["sdk>=1"]])  # needs sdk, not sdk[hub]
+    snapshot(tmp_path, "app", [["sdk[hub]>=1"]])  # asks for the extra
+    snapshot(tmp_path, "cli", [["web; python_version >= '3.10'"]])
+    snapshot(tmp_path, "either", [["hub; extra == 'a' or python_version < '3.11'"]])  # holds without an extra
+    snapshot(tmp_path, "urllib3", [[]])
+    return build_graph(str(tmp_path))
+
+
+def test_an_extra_s_requirement_is_an_edge_of_the_extra(graph):
+    assert graph["schema"] == 2
+    assert graph["required_by"]["hub"] == ["either", "sdk[hub]"]
+    assert graph["required_by"]["sdk[hub]"] == ["app"]
+    assert graph["required_by"]["sdk"] == ["app", "web"]
+
+
+def test_only_the_packages_through_which_a_target_can_be_reached_are_resolved(graph):
+    # sdk reaches hub only through [hub], which app asks for and web does not
+    assert relevant(graph, []) == {"hub", "sdk", "app", "either"}
+    # a stack naming web: web itself, and nothing that reaches it through sdk
+    assert relevant(graph, ["web"]) == {"hub", "sdk", "app", "either", "web", "cli"}
+    # a stack naming sdk: whoever requires sdk or sdk[x] reaches it
+    assert relevant(graph, ["sdk"]) >= {"web", "app", "cli"}
+
+
+def test_a_graph_without_extra_nodes_is_read_as_it_is():
+    old = {"schema": 1, "packages": ["a", "b", "c"], "tracked": ["a"], "required_by": {"a": ["b"], "b": ["c"]}}
+    assert relevant(old, []) == {"a", "b", "c"}
+
+
+@pytest.mark.parametrize("line, under, targets", [
+    ("hub>=1", (), ("hub",)),
+    ("hub[cli,fast]>=1", (), ("hub", "hub[cli]", "hub[fast]")),
+    ("hub; extra == 'hf'", ("[hf]",), ("hub",)),
+    ("hub; extra == 'Hf_X' and python_version >= '3.10'", ("[hf-x]",), ("hub",)),
+    ("hub; (extra == 'a' or extra == 'b') and sys_platform == 'linux'", ("[a]", "[b]"), ("hub",)),
+    ("hub; extra == 'a' or extra == 'b'", ("[a]", "[b]"), ("hub",)),
+    ("hub; extra == 'a' or python_version < '3.11'", (), ("hub",)),
+    ("hub; extra != 'a'", (), ("hub",)),
+    ("hub; 'a' == extra", ("[a]",), ("hub",)),
+    ("hub[", (), ("hub",)),  # does not parse: its leading name, on the package (a superset)
+])
+def test_the_edges_of_one_line(line, under, targets):
+    assert _edges(line) == (under, targets)
+
+
+def test_the_bundled_graph_is_the_one_its_snapshots_give():
+    from compat.knowledge.paths import default_data_dir
+
+    metadata = Path(default_data_dir()) / "metadata"
+    assert json.loads((metadata / "_graph.json").read_text(encoding="utf-8")) == build_graph(str(metadata))
+
+
+def test_extras_under_refuses_what_it_cannot_read():
+    assert _extras_under(None) is None and _extras_under("x") is None
