@@ -469,7 +469,8 @@ def test_the_fast_path_accepts_only_lines_packaging_accepts():
     near_misses = ["a>=1.*", "a~=1", "a==1.0a1.*", "a<=1.0.*", "a; python_version ~= '3'", "a; extras == 'x'",
                    "a>=1,", "a[b,]", "a; (extra == 'x'", "a==1.0+local", "a; extra == 'x' and", "-a",
                    "a >=1)", "a (>=1", "a (>=1))", "a; extra == 'x' or 'y')", "a; (extra == 'x') or extra == 'y')",
-                   "a; extra == 'x' and and extra == 'y'", "a; extra == 'x'extra == 'y'"]
+                   "a; extra == 'x' and and extra == 'y'", "a; extra == 'x'extra == 'y'",
+                   "a; python_version == '\\'", "a; os_name == 'a\nb'"]
     for text in near_misses:
         assert not _SIMPLE_REQUIREMENT.match(text), text
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.knowledge.graph import _extras_under, _edges, build_graph, relevant
+from compat.knowledge.graph import _edges, _extras_under, build_graph, relevant, requirers
 
 
 def snapshot(folder: Path, name: str, lines: list[list[str]], tracked: bool = False) -> None:
@@ -35,18 +35,17 @@ def graph(tmp_path):
 
 def test_an_extra_s_requirement_is_an_edge_of_the_extra(graph):
     assert graph["schema"] == 2
-    assert graph["required_by"]["hub"] == ["either", "sdk[hub]"]
-    assert graph["required_by"]["sdk[hub]"] == ["app"]
-    assert graph["required_by"]["sdk"] == ["app", "web"]
+    assert graph["required_by"]["hub"] == "either sdk[hub]"
+    assert requirers(graph, "sdk[hub]") == ["app"] and requirers(graph, "sdk") == ["app", "web"]
 
 
-def test_only_the_packages_through_which_a_target_can_be_reached_are_resolved(graph):
-    # sdk reaches hub only through [hub], which app asks for and web does not
-    assert relevant(graph, []) == {"hub", "sdk", "app", "either"}
-    # a stack naming web: web itself, and nothing that reaches it through sdk
-    assert relevant(graph, ["web"]) == {"hub", "sdk", "app", "either", "web", "cli"}
-    # a stack naming sdk: whoever requires sdk or sdk[x] reaches it
-    assert relevant(graph, ["sdk"]) >= {"web", "app", "cli"}
+def test_only_the_packages_through_which_a_target_can_be_reached_are_resolved(graph, tmp_path):
+    # app asks for sdk[hub], whose line reaches hub: app, and what bounds sdk (web, and cli through it)
+    assert relevant(graph, []) == {"hub", "sdk", "app", "either", "web", "cli"}
+    # nobody asks for sdk[hub]: web and cli cannot reach hub through sdk
+    (tmp_path / "app.jsonl").unlink()
+    assert relevant(build_graph(str(tmp_path)), []) == {"hub", "sdk", "either"}
+    assert relevant(build_graph(str(tmp_path)), ["web"]) == {"hub", "sdk", "either", "web", "cli"}
 
 
 def test_a_graph_without_extra_nodes_is_read_as_it_is():
@@ -79,3 +78,36 @@ def test_the_bundled_graph_is_the_one_its_snapshots_give():
 
 def test_extras_under_refuses_what_it_cannot_read():
     assert _extras_under(None) is None and _extras_under("x") is None
+
+
+def test_what_bounds_a_package_counts_when_its_extra_reaches_a_target(tmp_path):
+    """sdk 1.0's [hub] needs hub<1, sdk 2.0's hub>=2: web's sdk<2 decides
+    which applies once app asks for sdk[hub], so web is resolved too."""
+    snapshot(tmp_path, "hub", [[]], tracked=True)
+    snapshot(tmp_path, "sdk", [["hub<1; extra == 'hub'"], ["hub>=2; extra == 'hub'"]])
+    snapshot(tmp_path, "app", [["sdk[hub]"]])
+    snapshot(tmp_path, "web", [["sdk<2"]])
+    snapshot(tmp_path, "tool", [["web", "app"]])
+    graph = build_graph(str(tmp_path))
+    assert relevant(graph, ["tool"]) == {"hub", "sdk", "app", "web", "tool"}
+    # nobody asks for the extra: sdk's requirers cannot reach hub through it
+    (tmp_path / "app.jsonl").unlink()
+    snapshot(tmp_path, "tool", [["web"]])
+    assert relevant(build_graph(str(tmp_path)), ["tool"]) == {"hub", "sdk", "tool"}
+
+
+def test_a_graph_without_extra_nodes_merged_with_one_that_has_them_loses_no_edge(graph):
+    from compat.knowledge.layers import _merge_graphs
+
+    old = {"schema": 1, "packages": ["app2", "sdk"], "tracked": [], "required_by": {"sdk": ["app2"]}}
+    merged = _merge_graphs([graph, old])
+    assert merged["schema"] == 1 and not any("[" in n for n in (*merged["required_by"], *" ".join(
+        merged["required_by"].values()).split()))
+    assert "app2" in relevant(merged, []) and "app" in relevant(merged, [])
+
+
+def test_why_lists_the_requirers_that_need_the_target_through_an_extra():
+    import compat
+
+    report = compat.why("huggingface-hub")
+    assert any(c.component == "sentry-sdk" and "extra" in c.conditions + c.requirement for c in report.constraints)

@@ -155,3 +155,14 @@ def test_no_parallel_flag_is_written_in_the_check_code():
     assert len(flags) >= 10
     assert not [f for f in sorted(flags) if re.search(rf"[\"'-]{re.escape(f)}[\"']", code)]
     assert "_PARALLELISM" not in code and "tensor-parallel-size" not in code
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), -1.5])
+def test_a_size_that_is_no_count_is_not_a_crash(value):
+    """TOML's inf and nan are floats int() refuses in two ways; neither may end the check."""
+    import compat
+
+    stack = {"system": {"python": "3.12", "cuda": "13.0"}, "hardware": {"gpu": "H200", "count": 8},
+             "packages": {"vllm": "0.32.0"}, "options": {"vllm": {"tensor-parallel-size": value}}}
+    report = compat.check(stack)
+    assert not any(f.id == "parallel:vllm" for f in report.findings)

@@ -390,7 +390,7 @@ class _Checker:
             value = given.get(flag, definition.default if definition is not None else None)
             try:
                 return int(value) if value is not None and not isinstance(value, bool) else 1
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # inf, nan: not a size either
                 return None  # not a number: option-value says so
 
         terms = [(flag, size(flag)) for flag in plan.multiply]

@@ -242,10 +242,12 @@ def _package(report: WhyReport, db: Database, curated: set[str], stack: Stack | 
 def _requirers(db: Database, target: str) -> set[str] | None:
     """The packages whose metadata may name `target` (the snapshots' names
     graph, a superset), or None when the database has no graph: then all."""
+    from ..knowledge.graph import requirers
+
     graph = db.graph()
     if not graph:
         return None
-    return set(graph["required_by"].get(target, ()))
+    return {node.split("[", 1)[0] for node in requirers(graph, target)}  # sdk[hub]: a line of sdk's extra
 
 
 def _naming(release: Release, target: str) -> list[tuple[Requirement, str]]:

@@ -20,8 +20,11 @@ extra requires huggingface-hub, but a stack that installs sentry-sdk without
 it cannot have huggingface-hub constrained by it. A requirement that asks
 for extras (``fastapi[standard]``) is an edge to the package and to each of
 those nodes. Requiring ``p[x]`` installs ``p`` as well, so whatever reaches
-a target through ``p`` does through ``p[x]`` too. (A graph without extra
-nodes, as older releases of compat wrote, is read as it is: a superset.)
+a target through ``p`` does through ``p[x]`` too; and when someone requires
+``p[x]`` and its lines reach a target, whatever bounds ``p`` does too (the
+release of ``p`` decides which lines of ``x`` apply). (A graph without extra
+nodes, as older releases of compat wrote, is read as it is: a superset; one
+merged with it is read without its extra nodes.)
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from .._files import write_atomic
 from .._names import normalize
 from ._schema import database_error, decode_text
 
-__all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant"]
+__all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant", "requirers"]
 
 GRAPH_FILE = "_graph.json"
 SCHEMA = 2  # 2: extras as nodes of their own (package[extra]); 1: packages alone
@@ -79,8 +82,17 @@ def build_graph(metadata_dir: str) -> dict[str, Any]:
         "schema": SCHEMA,
         "packages": sorted(packages),
         "tracked": sorted(tracked),
-        "required_by": {k: sorted(v) for k, v in sorted(required_by.items())},
+        # each node's requirers as one string: JSON decodes one string faster than a list of them
+        "required_by": {k: " ".join(sorted(v)) for k, v in sorted(required_by.items())},
     }
+
+
+def requirers(graph: dict[str, Any], node: str) -> list[str]:
+    """The nodes whose lines require `node` (``sdk[hub]`` for a line of
+    sdk's extra hub), from either form of the file (a string, or a list as
+    graphs of schema 1 hold them)."""
+    found = graph["required_by"].get(node, ())
+    return found.split() if isinstance(found, str) else list(found)
 
 
 def _edges(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -185,9 +197,10 @@ def read_graph(metadata_dir: str) -> dict[str, Any] | None:
         or not isinstance(data.get("packages"), list)
         or not isinstance(data.get("tracked"), list)
         or not isinstance(data.get("required_by"), dict)
-        or not all(_names(v) for v in (data["packages"], data["tracked"], *data["required_by"].values()))
+        or not all(_names(v) for v in (data["packages"], data["tracked"]))
+        or not all(isinstance(v, str) or _names(v) for v in data["required_by"].values())
     ):
-        raise database_error("expected {packages: [...], tracked: [...], required_by: {name: [...]}}", file=path)
+        raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}}', file=path)
     return data
 
 
@@ -199,18 +212,21 @@ def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
     """The packages whose requirements can reach a tracked package or one of
     `named` (those included): the ones a check must resolve."""
     targets = set(graph["tracked"]) | set(named)
-    requirers = graph["required_by"]
     extras: dict[str, list[str]] = {}  # package -> its extra nodes someone requires: requiring p[x] installs p
-    for node in requirers:
+    for node in graph["required_by"]:
         if "[" in node:
             extras.setdefault(node.split("[", 1)[0], []).append(node)
     found = set(targets)
     pending = list(targets)
     while pending:
         node = pending.pop()
-        reached = list(requirers.get(node, ()))
+        reached = requirers(graph, node)
         if "[" not in node:
             reached += extras.get(node, ())
+        elif node in graph["required_by"]:
+            # someone asks for p[x], whose lines reach a target: which of them apply
+            # depends on p's release, so whatever bounds p counts too
+            reached.append(node.split("[", 1)[0])
         for requirer in reached:
             if requirer not in found:
                 found.add(requirer)

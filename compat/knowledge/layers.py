@@ -447,17 +447,28 @@ def _twice(file: str | None, key: str | None, what: str, other: str | None) -> D
 
 def _merge_graphs(graphs: list[dict[str, Any]]) -> dict[str, Any]:
     """The union of names graphs (graph.py's form)."""
+    from .graph import requirers
+
+    # a graph without extra nodes (schema 1) puts an extra's edges on its package:
+    # merged with one that has them, edges would be lost, so the merge has none
+    flat = any(graph.get("schema", 1) < 2 for graph in graphs)
+
+    def node(name: str) -> str:
+        return name.split("[", 1)[0] if flat else name
+
     packages: set[str] = set()
     tracked: set[str] = set()
     required_by: dict[str, set[str]] = {}
     for graph in graphs:
         packages.update(graph["packages"])
         tracked.update(graph["tracked"])
-        for name, requirers in graph["required_by"].items():
-            required_by.setdefault(name, set()).update(requirers)
-    return {"schema": max((g.get("schema", 1) for g in graphs), default=1), "packages": sorted(packages),
+        for name in graph["required_by"]:
+            required_by.setdefault(node(name), set()).update(node(r) for r in requirers(graph, name))
+    for name, found in required_by.items():
+        found.discard(name)
+    return {"schema": 1 if flat else max((g.get("schema", 1) for g in graphs), default=1), "packages": sorted(packages),
             "tracked": sorted(tracked),
-            "required_by": {k: sorted(v) for k, v in sorted(required_by.items())}}
+            "required_by": {k: " ".join(sorted(v)) for k, v in sorted(required_by.items())}}
 
 
 # -- which layer a fact is of ----------------------------------------------------------

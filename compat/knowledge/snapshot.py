@@ -289,7 +289,7 @@ _SPEC = (rf"(?:(?:==|!=)(?:{_RELEASE}\.\*|{_RELEASE}{_SUFFIX})"
 _SPECS = rf"{_SPEC}(?: ?, ?{_SPEC})*"
 _VAR = ("(?:python_(?:full_)?version|os_name|sys_platform|platform_(?:release|system|version|machine"
         "|python_implementation)|implementation_(?:name|version)|extra)")
-_QUOTED = r"""(?:"[^"]*"|'[^']*')"""
+_QUOTED = r"""(?:"[^"\\\x00-\x1f\x7f]*"|'[^'\\\x00-\x1f\x7f]*')"""  # no escapes: packaging reads those as Python
 _ATOM = rf"{_VAR}(?: ?(?:==|!=|<=|>=|<|>) ?| (?:not )?in ){_QUOTED}"
 _TERM = rf"(?:{_ATOM}|\( ?{_ATOM}(?: (?:and|or) {_ATOM})* ?\))"
 # Each part written once (re compiles a pattern in Python, and its time grows
