@@ -57,7 +57,7 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> di
         if match:
             line, column = int(match.group(1)), int(match.group(2))
             message = message[: match.start()].rstrip()
-        raise error(f"invalid TOML: {message[:300]}", file=file, line=line, column=column) from None
+        raise error(f"invalid TOML: {_plain(message, text, line)[:300]}", file=file, line=line, column=column) from None
     except RecursionError:
         raise error("invalid TOML: arrays or inline tables nested too deeply", file=file) from None
     except (ValueError, OverflowError, MemoryError) as exc:
@@ -65,6 +65,23 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> di
         # 4,300-digit limit raises ValueError.
         what = "a number too large" if "digits" in str(exc) else "a value it cannot read"
         raise error(f"invalid TOML: {what}", file=file) from None
+
+
+_TWICE = re.compile(r"Cannot declare \((.*)\) twice\Z")
+
+
+def _plain(message: str, text: str, line: int | None) -> str:
+    """tomllib's words for a key or table given twice, with its name as the file writes it."""
+    twice = _TWICE.match(message)
+    if twice is not None:
+        parts = re.findall(r"'((?:[^'\\]|\\.)*)'", twice.group(1))
+        return f"the table [{'.'.join(parts)}] is declared twice" if parts else message
+    if message.startswith("Cannot overwrite a value") and line is not None:
+        lines = text.splitlines()
+        written = lines[line - 1].split("=", 1)[0].strip() if 0 < line <= len(lines) else ""
+        if written and "=" in lines[line - 1]:
+            return f"{written} is given twice (or over a table of that name)"
+    return message
 
 
 _STDIN = ("-", "/dev/stdin")

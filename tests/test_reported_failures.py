@@ -215,3 +215,37 @@ def test_a_release_whose_requirements_the_index_does_not_state_is_never_taken_as
     assert f"unknown-metadata:flash-attn=={version}" in {f.id for f in report.warnings}
     assert f"unknown-metadata:flash-attn=={version}" in errors(
         check(stack({"flash-attn": str(version)}, cuda="13.0"), database=db, require_known=True))
+
+
+# -- reported by users trying compat ----------------------------------------------------------
+
+def test_a_labelled_build_is_not_judged_by_the_package_index_s_wheel_tags(db):
+    """vLLM's +cu129 wheels come from its own index, tagged manylinux_2_31
+    (vllm-project/vllm#41103); the index's 0.20.0 wheels need glibc 2.35."""
+    labelled = check(stack({"vllm": "0.20.0+cu129"}, gpu="A100", cuda="12.9", driver="575.57.08", glibc="2.34",
+                           index="cu129"), database=db)
+    assert not any(f.id.startswith("wheel:vllm==0.20.0") and f.severity == "error" for f in labelled.findings)
+    assert "wheel:vllm==0.20.0+cu129" in {f.id for f in labelled.findings if f.severity == "info"}
+    plain = check(stack({"vllm": "0.20.0"}, gpu="A100", cuda="12.9", driver="575.57.08", glibc="2.34"), database=db)
+    assert "wheel:vllm==0.20.0" in errors(plain)
+
+
+def test_an_extra_that_asks_for_another_extra_of_its_own_package_is_installed_by_pip(db):
+    """sglang[srt] requires sglang[runtime_common]: pip installs both."""
+    report = check(stack({"sglang": {"version": "0.4.9.post3", "extras": ["srt"]}}, gpu="A100", cuda="12.8",
+                         driver="570.86.15", glibc="2.35", python="3.11"), database=db)
+    assert not any(f.id.startswith("extras:") for f in report.findings)
+
+
+def test_quiet_under_strict_shows_the_warnings_that_fail_the_stack(tmp_path):
+    from click.testing import CliRunner
+
+    from compat.cli import cli
+
+    path = tmp_path / "stack.toml"
+    path.write_text('[system]\npython = "3.12"\ncuda = "13.0"\n[hardware]\ngpu = "H200"\n'
+                    '[packages]\nvllm = "9.9.9"\n')  # newer than the snapshot: a warning
+    result = CliRunner().invoke(cli, ["check", str(path), "--strict", "--quiet"])
+    assert result.exit_code == 1 and "Warnings (" in result.output and "unknown-release:vllm==9.9.9" in result.output
+    relaxed = CliRunner().invoke(cli, ["check", str(path), "--quiet"])
+    assert relaxed.exit_code == 0 and "Warnings (" not in relaxed.output

@@ -458,3 +458,17 @@ def test_a_dotted_key_of_thousands_of_parts_is_refused_before_parsing(write_stac
     assert time.perf_counter() - started < 1.0
     path = write_stack("[" + "a." * 20_000 + "b]\n", "b.toml")
     assert "dotted key" in error_of(path, db).message
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[system]\npython = "3.12"\n[system]\ncuda = "13.0"\n', ":3:8: invalid TOML: the table [system] is declared twice"),
+    ('[system]\npython = "3.12"\n[packages]\nvllm = "0.32.0"\nvllm = "0.33.0"\n',
+     ":5:16: invalid TOML: vllm is given twice"),
+    ('[options."vllm"]\na = 1\n[options.vllm]\nb = 2\n', ':3:14: invalid TOML: the table [options.vllm] is declared twice'),
+])
+def test_a_key_or_table_given_twice_is_named(tmp_path, text, says):
+    path = tmp_path / "stack.toml"
+    path.write_text(text)
+    with pytest.raises(StackError) as err:
+        load_stack(path)
+    assert says in str(err.value)

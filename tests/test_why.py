@@ -147,3 +147,10 @@ def test_db_lint_json_lists_the_problems_with_the_same_exit_code(tmp_path):
     assert (cited["file"].endswith("demo.toml"), cited["key"]) == (True, "release 1.0.0.source")
     missing = run("db", "lint", "--db", tmp_path / "nowhere", "--format", "json")
     assert missing.exit_code == 2 and json.loads(missing.stdout)["error"]["type"] == "DatabaseError"
+
+
+def test_why_takes_the_stack_after_the_name_as_check_takes_it():
+    stack = EXAMPLES / "h200-vllm.toml"
+    assert run("why", "vllm", stack).stdout == run("why", "vllm", "--stack", stack).stdout
+    both = run("why", "vllm", stack, "--stack", EXAMPLES / "broken-upgrade.toml")
+    assert both.exit_code == 2 and "two stacks" in both.output

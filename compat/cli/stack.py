@@ -41,7 +41,8 @@ _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github"
 @click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True,
               help="text for people; json; sarif for code scanning; github for workflow annotations; markdown for a "
                    "pull-request comment or job summary.")
-@click.option("-q", "--quiet", is_flag=True, help="Show only the errors and the verdict.")
+@click.option("-q", "--quiet", is_flag=True, help="Show only what fails the stack (its errors; with --strict, its "
+              "warnings too) and the verdict.")
 @click.option("--min-severity", type=click.Choice(["error", "warning", "note"]), default="note", show_default=True,
               help="Leave out the findings below this severity (the exit code does not change).")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
@@ -118,9 +119,10 @@ def _show_all(reports: list[Report], fmt: str, quiet: bool, min_severity: str) -
 
     module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
     if fmt == "sarif":
-        _echo(module.render(reports, min_severity="error" if quiet else min_severity), nl=False)
+        failing = "warning" if any(r.strict for r in reports) else "error"
+        _echo(module.render(reports, min_severity=failing if quiet else min_severity), nl=False)
         return
-    logs = [json.loads(module.render(r, min_severity="error" if quiet else min_severity)) for r in reports]
+    logs = [json.loads(module.render(r, min_severity=r.failing if quiet else min_severity)) for r in reports]
     _echo(json.dumps(logs, indent=2) + "\n", nl=False)
 
 
@@ -133,7 +135,7 @@ def _show(report: Report, fmt: str, quiet: bool, min_severity: str) -> None:
         options = {"color": color} if fmt == "text" else {}
         _echo(module.render(report, quiet=quiet, min_severity=min_severity, **options), nl=False, color=color)
     else:
-        _echo(module.render(report, min_severity="error" if quiet else min_severity), nl=False)
+        _echo(module.render(report, min_severity=report.failing if quiet else min_severity), nl=False)
 
 
 def _stack_overlay(database: Database, stack: Stack | None) -> Database:
@@ -202,14 +204,19 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
 
 @cli.command()
 @click.argument("name")
-@click.option("--stack", "stack_path", type=click.Path(dir_okay=False), help="Show which constraints bind in this stack.")
+@click.argument("stack", required=False, type=click.Path(dir_okay=False))
+@click.option("--stack", "stack_path", type=click.Path(dir_okay=False), help="Show which constraints bind in this stack "
+              "(or give it after NAME).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_db_option
-def why(name: str, stack_path: str | None, fmt: str, db_path: str | None) -> None:
+def why(name: str, stack: str | None, stack_path: str | None, fmt: str, db_path: str | None) -> None:
     """Every constraint on NAME (a package, or python, cuda, driver, rocm,
     gpu): which release, rule, build or metadata imposes it, under which
-    conditions, and (with --stack) which of them bind, the stack's own, and
+    conditions, and (with a STACK) which of them bind, the stack's own, and
     what stops each newer release the stack admits."""
+    if stack and stack_path and stack != stack_path:
+        raise click.UsageError(f"two stacks: {stack} and --stack {stack_path}; give one")
+    stack_path = stack_path or stack
     from .._names import normalize
     from ..engine.why import constraints_on, render
     from ..knowledge.database import Database

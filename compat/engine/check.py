@@ -552,7 +552,9 @@ class _Checker:
         elif have is not None and not need.specifier.contains(have, prereleases=True):
             self.broken(need, release, f"the stack has {target} {have}", str(have))
             return
-        missing = sorted(need.extras - spec.extras) if spec is not None else []
+        # a package's own extra that asks for another of its extras (sglang[srt] -> sglang[runtime_common]):
+        # pip installs that one too
+        missing = sorted(need.extras - spec.extras) if spec is not None and target != release.package else []
         if missing:
             self.add(
                 f"extras:{release.package}=={release.version}:{target}",
@@ -960,6 +962,12 @@ class _Checker:
         it installs against the machine: each misfit is a finding."""
         name, version, who = release.package, release.version, self._who(release)
         fit = self.provider.wheel_fit(release)
+        if self.provider.labelled(release) and release.tags:
+            label = self.stack.packages[name].build
+            self.add(f"wheel:{name}=={version}+{label}", "info",
+                     f"{who}+{label} is a build of another index than the snapshot's: its wheels' platform and "
+                     "glibc are not checked", (name,), "platform", "metadata",
+                     self.db.metadata_source(release, "wheel tags"))
         if fit.installable is False:
             glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
             self.add(

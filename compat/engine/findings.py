@@ -167,6 +167,11 @@ class Report:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
+    @property
+    def failing(self) -> str:
+        """The lowest severity that fails the stack: what --quiet keeps."""
+        return "warning" if self.strict else "error"
+
     def location(self, finding: Finding) -> Location:
         """Where `finding` points in the stack file (see `locate`)."""
         return locate(finding, self.stack, self._spelled)

@@ -571,8 +571,19 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         key = (release.package, release.version)
         fit = self._wheel_fits.get(key)
         if fit is None:
-            fit = self._wheel_fits[key] = wheel_fit(release, self.platform)
+            if self.labelled(release):
+                fit = WheelFit(None, None, ())  # its wheels are not the ones the snapshot records
+            else:
+                fit = wheel_fit(release, self.platform)
+            self._wheel_fits[key] = fit
         return fit
+
+    def labelled(self, release: Release) -> bool:
+        """Whether the stack pins this release with a local label (+cu129):
+        that build is served by another index (PyTorch's, the project's own)
+        than the one whose wheels the snapshot records."""
+        spec = self.stack.packages.get(release.package)
+        return spec is not None and spec.build is not None and spec.pinned == release.version
 
     def _candidates(self, name: str, extras: frozenset[str], needs: list[Need]) -> Sequence[Candidate]:
         """The candidates of a package, in the order to try them: listed once

@@ -69,7 +69,7 @@ def _machine(report: Report) -> list[str]:
 
 def _one(report: Report, quiet: bool, min_severity: str) -> list[str]:
     stack = report.stack
-    shown = at_least(report.active, "error" if quiet else min_severity)
+    shown = at_least(report.active, report.failing if quiet else min_severity)
     title = code(stack.path or "<stack>") + (f" ({escape(stack.name)})" if stack.name else "")
     lines = [f"### compat: {'OK' if report.ok else 'FAIL'}: {title}", ""]
     if not quiet:

@@ -17,9 +17,10 @@ def render(report: Report, *, color: bool = False, verbose: bool = False, quiet:
            min_severity: str = "info") -> str:
     """Render the report; `color` adds ANSI styles (the CLI decides when).
 
-    `min_severity` leaves out the findings below it; `quiet` shows the
-    errors and the verdict alone (for a hook or a CI log that only needs to
-    know what broke). Neither changes the verdict.
+    `min_severity` leaves out the findings below it; `quiet` shows what
+    fails the stack (its errors; under strict, its warnings too) and the
+    verdict alone (for a hook or a CI log that only needs to know what
+    broke). Neither changes the verdict.
     """
     if color:
         import click
@@ -28,7 +29,7 @@ def render(report: Report, *, color: bool = False, verbose: bool = False, quiet:
     else:
         style = _plain
     if quiet:
-        min_severity = "error"
+        min_severity = report.failing
     shown = {f.id for f in at_least(report.active, min_severity)}
     lines = [] if quiet else header(report, style)
     for severity, heading, colour in _HEADINGS:
