@@ -75,10 +75,10 @@ def test_no_suggestion_names_a_release_that_predates_a_flag_the_stack_sets(db):
     model = {"name": "Wan2.2-TI2V-5B", "head_dim": 128}
     plain = check(stack_table(lockstep, "H100", model=model), database=db)
     assert "use vllm-omni 0.31.0rc1 (downgrade from 0.32.0rc1)" in texts(plain)
-    # FA3 FP8 attention came with PR #8965, merged after 0.31.0rc1 was uploaded
-    fp8 = check(stack_table(lockstep, "H100", model=model,
-                            options={"vllm-omni": {"diffusion-kv-cache-dtype": "fp8"}}), database=db)
-    assert texts(fp8) and all("vllm-omni 0.31" not in t for t in texts(fp8))
+    # --enable-cuda-graph-decode came with 0.32.0rc1 (its parser's catalog): 0.31.0rc1 has no such flag
+    graphs = check(stack_table(lockstep, "H100", model=model,
+                               options={"vllm-omni": {"enable-cuda-graph-decode": True}}), database=db)
+    assert texts(graphs) and all("vllm-omni 0.31" not in t for t in texts(graphs))
 
 
 def test_an_untracked_pin_moves_to_what_its_requirer_pins(db):

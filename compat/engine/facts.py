@@ -90,13 +90,37 @@ class StackFacts:
         return UNKNOWN if version is None else version
 
     def option(self, name: str) -> Any:
+        """The value of flag `name`: the stack's, else the one a flag left out
+        takes (None: not known, and no condition on it holds).
+
+        Left out, a flag the engine's catalog defines takes the default of
+        the release the stack installs, as that release's parser gives it;
+        where the parser gives none, what the engine's code does instead
+        (the component file's `unset`, with its source). A flag no catalog
+        defines takes its component file's default.
+        """
         if self.component is None:
             return None
         given = self.stack.options.get(self.component.name, {})
         if name in given:
             return given[name]
         spec = self.component.options.get(name)
+        if spec is not None and spec.unset is not None:
+            return spec.unset
+        catalog = self.component.flag_catalog() if self.component.flag_catalog is not None else None
+        if catalog is not None and catalog.knows(name):
+            return self._parser_default(catalog, name)
         return spec.default if spec is not None else None
+
+    def _parser_default(self, catalog: Any, name: str) -> Any:
+        """The default the parser of the installed release gives `name`; with
+        no release chosen yet, the one every release agrees on (else None)."""
+        version = self.versions.get(self.component.name) if self.component is not None else None
+        if isinstance(version, Version):
+            here = catalog.at(name, version) if catalog.covers_release(version) else None
+            return here.default if here is not None else None
+        defaults = {repr(d.default): d.default for d in catalog.definitions(name)}
+        return next(iter(defaults.values())) if len(defaults) == 1 else None
 
     def model(self, key: str) -> Any:
         """A [model] property: the stack's own value, else the model catalog's, else None.

@@ -31,9 +31,12 @@ def describe(db: Database, component: Component, version: Version | None = None)
             "index": component.snapshot_index,
         },
         "options": {
-            o.name: {"summary": o.summary, "values": list(o.values), "default": o.default, "source": o.source}
+            o.name: {"summary": o.summary, "values": list(o.values), "default": o.default, "source": o.source,
+                     "unset": o.unset, "own": o.own}
             for o in component.options.values()
         },
+        # the engine's flags, release by release, with their values and defaults: one home, not repeated here
+        "flags": f"options/{component.name}.toml" if db.option_catalog(component.name) is not None else None,
     }
     if version is None:
         data["releases"] = [_release_line(r) for r in (component.releases[v] for v in component.versions())]
@@ -98,10 +101,16 @@ def render_text(data: dict[str, Any]) -> str:
             extra = []
             if option["values"]:
                 extra.append("values: " + ", ".join(option["values"]))
-            if option["default"] is not None:
-                default = option["default"]
-                extra.append(f"default: {str(default).lower() if isinstance(default, bool) else default}")
-            lines.append(f"  --{name}: {option['summary']}" + (f" ({'; '.join(extra)})" if extra else ""))
+            for key, label in (("default", "default"), ("unset", "left out, the engine's code uses")):
+                if option.get(key) is not None:
+                    value = option[key]
+                    extra.append(f"{label}: {str(value).lower() if isinstance(value, bool) else value}")
+            if option.get("own"):
+                extra.append("compat's name, not a flag")
+            summary = option["summary"] or (f"a flag of {data['flags']}" if data.get("flags") else "")
+            lines.append(f"  {'' if option.get('own') else '--'}{name}: {summary}" + (f" ({'; '.join(extra)})" if extra else ""))
+    if data.get("flags"):
+        lines += ["", f"Flags of each release: {data['flags']} (compat check judges a stack's flags by it)"]
     if "releases" in data:
         lines += ["", f"Releases ({len(data['releases'])})"]
         for release in data["releases"]:

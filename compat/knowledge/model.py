@@ -71,13 +71,21 @@ class Source(NamedTuple):
 
 
 class OptionSpec(NamedTuple):
-    """A runtime option (command-line flag) of a component that rules may test."""
+    """A runtime option of a component that rules may test, as its component
+    file states it: a flag no engine catalog (``options/<name>.toml``) lists
+    (LTX-2's, ComfyUI's, Transformers' TrainingArguments), a name of compat's
+    own (`own`) for a choice its source describes without naming a flag, or,
+    for a flag the catalog defines, only `unset`: what the engine's code uses
+    when the flag is not given and its parser has no default. The catalog
+    holds everything else of such a flag (one home for each fact)."""
 
     name: str
     summary: str
     values: tuple[str, ...] = ()
     default: Any = None
     source: str | None = None
+    unset: Any = None  # the engine's code, not its parser: the value a flag left out takes
+    own: bool = False  # compat's name for a choice, not a flag of the component
 
 
 class Dependency(NamedTuple):
@@ -408,6 +416,9 @@ class Component:
     # Every version the index listed when the snapshot was taken, as written (None: not recorded).
     index_listed: tuple[str, ...] | None = None
     tracked: bool = True
+    # The engine's flags release by release (an OptionCatalog, or None), read
+    # when first asked for: set by the database that read the component.
+    flag_catalog: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
     _index_versions: frozenset[Version] | None = field(default=None, repr=False, compare=False)
 
     @property
