@@ -29,24 +29,25 @@ MAX_LINE = 4096  # `locate` looks no further into a line than this
 MAX_KEY_PARTS = 64  # the standard parser's time grows with the square of a dotted key's parts
 
 
-def _check_keys(text: str, file: str, error: type[CompatError]) -> None:
+def _check_keys(text: str, file: str, error: type[CompatError], first_line: int = 1) -> None:
     """Refuse, before parsing, a dotted key or table header of more than
     MAX_KEY_PARTS parts (40 KB of ``a.a.a…`` takes the parser a minute)."""
     if text.count(".") <= MAX_KEY_PARTS:
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=first_line):
         head = line.split("=", 1)[0] if "=" in line else (line if line.lstrip().startswith("[") else "")
         if head.count(".") > MAX_KEY_PARTS and not head.lstrip().startswith("#"):
             raise error(f"invalid TOML: a dotted key of more than {MAX_KEY_PARTS} parts", file=file, line=number)
 
 
-def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> dict[str, Any]:
+def loads(text: str, *, file: str, error: type[CompatError] = CompatError, first_line: int = 1) -> dict[str, Any]:
     """Parse TOML text; a syntax error becomes `error` with file, line and column.
 
     Input the parser cannot hold (an array nested hundreds deep, an integer
     of thousands of digits) is such an error too, never another exception.
+    `first_line`: the line of the file `text` starts at (a part of a file).
     """
-    _check_keys(text, file, error)
+    _check_keys(text, file, error, first_line)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -57,7 +58,9 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError) -> di
         if match:
             line, column = int(match.group(1)), int(match.group(2))
             message = message[: match.start()].rstrip()
-        raise error(f"invalid TOML: {_plain(message, text, line)[:300]}", file=file, line=line, column=column) from None
+        shown = _plain(message, text, line)[:300]
+        raise error(f"invalid TOML: {shown}", file=file, line=line + first_line - 1 if line else line,
+                    column=column) from None
     except RecursionError:
         raise error("invalid TOML: arrays or inline tables nested too deeply", file=file) from None
     except (ValueError, OverflowError, MemoryError) as exc:

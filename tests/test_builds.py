@@ -544,7 +544,7 @@ def test_an_index_variant_is_any_label_cuda_toml_describes(db, index, accelerato
     assert system.index == index and db.cuda.label(index)[0] == accelerator
 
 
-@pytest.mark.parametrize("index", ["cu1", "cu", "rocm", "rocm6.", "cuda128", "cu12a", "x" * 65])
+@pytest.mark.parametrize("index", ["cu1", "cu", "cu00", "rocm", "rocm6.", "cuda128", "cu12a", "x" * 65])
 def test_an_index_variant_outside_the_labels_is_bad_input(db, index):
     with pytest.raises(CompatError, match="index"):
         load_stack({"system": {"python": "3.12", "index": index}}, db)
@@ -601,6 +601,7 @@ def test_a_python_suggestion_comes_from_python_toml(db, tmp_path):
 @pytest.mark.parametrize("entry, key", [
     ('version = "3"', "version"), ('version = "3.12.1"', "version"), ('end_of_life = "2028"', "end_of_life"),
     ('end_of_life = "2028-13"', "end_of_life"), ('released = "soon"', "released"), ('colour = "blue"', "colour"),
+    ('version = "3.12.post1"', "version"), ('version = "1!3.12"', "version"), ('version = "3.12rc1"', "version"),
 ])
 def test_a_malformed_python_toml_is_a_database_error_naming_the_key(db, tmp_path, entry, key):
     root = tmp_path / "db"
@@ -611,3 +612,14 @@ def test_a_malformed_python_toml_is_a_database_error_naming_the_key(db, tmp_path
     (root / "python.toml").write_text("schema = 1\n[[python]]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()))
     with pytest.raises(DatabaseError, match=rf"python\.toml.*{key}"):
         Database.load(root).pythons
+
+
+def test_a_build_inferred_from_its_label_says_its_architectures_are_not_checked(db):
+    """cu118 is a label no [[build]] of kern lists: its CUDA comes from the
+    label, its kernels from nowhere, and the check says so."""
+    report = check(stack({"kern": "1.0.0+cu118"}, gpu="RTX 5090", cuda="11.8", driver="580"), database=db)
+    note = next(f for f in report.findings if f.id == "arch-unknown:kern==1.0.0")
+    assert note.severity == "info" and "sm_120" in note.message and "not checked" in note.message
+    # a listed build with its architectures gets the real test instead
+    assert "arch-unknown:kern==1.0.0" not in ids(check(stack({"kern": "1.0.0+cu126"}, gpu="RTX 5090", cuda="12.6"),
+                                                       database=db))

@@ -170,8 +170,8 @@ def test_a_malformed_catalog_names_file_and_key(data, tmp_path, edit, key, messa
     path.write_text(CATALOG.replace(edit, bad, 1))
     from compat.knowledge.options import OptionCatalog
 
-    with pytest.raises(DatabaseError) as info:
-        OptionCatalog.load(str(path), "vllm")
+    with pytest.raises(DatabaseError) as info:  # a definition is read when its flag is looked up; lint reads all
+        OptionCatalog.load(str(path), "vllm").options
     assert info.value.file == str(path) and info.value.key == key
     if message:
         assert message in info.value.message
@@ -305,3 +305,24 @@ def test_sglang_parallel_sizes_against_the_gpu_count(options, severity):
     stack = {**REALISTIC, "packages": {"sglang": "0.5.23"}, "options": {"sglang": options}}
     finding = ids(check(stack)).get("parallel:sglang")
     assert (finding.severity if finding else None) == severity
+
+
+def test_a_check_reads_one_flag_s_table_and_lint_the_whole_catalog(tmp_path):
+    """The line scan a check uses finds what a full parse finds; a broken
+    table is reported at its own line when its flag is looked up."""
+    from compat.knowledge.options import OptionCatalog
+
+    path = tmp_path / "vllm.toml"
+    path.write_text(CATALOG)
+    scanned, full = OptionCatalog.scan(str(path), "vllm"), OptionCatalog.load(str(path), "vllm")
+    assert scanned.spellings() == full.spellings() and scanned.options == full.options
+    broken = CATALOG.replace('name = "kv-cache-dtype"\n', 'name = "kv-cache-dtype"\ntype = \n', 1)
+    path.write_text(broken)
+    line = broken[: broken.index("type = \n")].count("\n") + 1
+    catalog = OptionCatalog.scan(str(path), "vllm")  # the other tables are not read
+    with pytest.raises(DatabaseError) as info:
+        catalog.definitions("kv-cache-dtype")
+    assert info.value.line == line
+    # a table written otherwise (aliases before name) is read with the whole file
+    path.write_text(CATALOG.replace("[[option]]\nname = ", "[[option]]\n# a comment\nname = ", 1))
+    assert OptionCatalog.scan(str(path), "vllm").spellings() == full.spellings()

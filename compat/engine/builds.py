@@ -324,6 +324,17 @@ def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
             "(it fails with \"no kernel image is available for execution on the device\")",
             ("gpu",), {"found": sm},
         ))
+    # a build compat infers (from a local label, or a release's CUDA pins) says nothing of its kernels: say so
+    # (a curated build without architectures is one whose sources give none: docs/coverage.md lists them)
+    if not build.archs and build.layer != "curated" and build.accelerator == "cuda" and capability is not None \
+            and accelerator == "cuda":
+        gpu = hardware.gpu.name if hardware.gpu is not None else "the GPU"
+        sm = "sm_" + str(capability).replace(".", "")
+        out.append(Problem(
+            "arch-unknown", "info",
+            f"; the GPU architectures it carries kernels for are not known, so whether it runs on {gpu} ({sm}) "
+            "is not checked", ("gpu",), {"found": sm},
+        ))
     if build.platforms and system.platform not in build.platforms:
         out.append(Problem(
             "build-platform", "error",

@@ -511,7 +511,8 @@ class _Search:
             stack = dataclasses.replace(state.stack, system=changed)
             if not self.packages_fit(stack, state):
                 continue
-            change = Change(axis.name, str(current) if current is not None else "unset", str(value),
+            shown = system.driver_written if axis.kind == "driver" and system.driver_written else current
+            change = Change(axis.name, str(shown) if current is not None else "unset", str(value),
                             _direction(current, value), axis.kind)
             yield state.then(axis, str(value), change, distance, stack=stack)
 

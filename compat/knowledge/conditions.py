@@ -126,6 +126,11 @@ def value_text(value: Any) -> str:
     return str(value).strip().lower()
 
 
+def _late(test: Any) -> bool:
+    """Whether a test may read a catalog: such tests are tried last."""
+    return test.kind == "option" or test.kind.startswith("model")
+
+
 def _and(results: list[Truth]) -> Truth:
     if any(r is False for r in results):
         return False
@@ -304,7 +309,16 @@ class Condition(NamedTuple):
     tests: tuple[Test, ...] = ()
 
     def evaluate(self, facts: Facts) -> Truth:
-        return _and([t.evaluate(facts) for t in self.tests])
+        """All tests, the stack's own facts first: the first that fails
+        decides (an option's default or a model's traits, which may have to
+        be read from a catalog, are then never looked up)."""
+        unknown = False
+        for test in sorted(self.tests, key=_late):
+            result = test.evaluate(facts)
+            if result is False:
+                return False
+            unknown = unknown or result is UNKNOWN
+        return UNKNOWN if unknown else True
 
     def describe(self) -> str:
         return " and ".join(t.describe() for t in self.tests) or "always"

@@ -16,6 +16,7 @@ reads three components, however large the database grows.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
@@ -162,7 +163,7 @@ class Database:
             from .options import OptionCatalog, catalog_path
 
             path = catalog_path(self.root, component)
-            self._option_catalogs[component] = OptionCatalog.load(path, component) if os.path.exists(path) else None
+            self._option_catalogs[component] = OptionCatalog.scan(path, component) if os.path.exists(path) else None
         return self._option_catalogs[component]
 
     def model(self, name: str) -> ModelEntry | None:
@@ -307,6 +308,7 @@ class Database:
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
+        component.flag_catalog = functools.partial(self.option_catalog, name)  # facts.py: the defaults of its flags
         if os.path.exists(snapshot_path):
             header, lines = release_lines(snapshot_path)
             if normalize(header["name"]) != name:
@@ -513,6 +515,8 @@ class CudaFacts(NamedTuple):
         >>> facts = CudaFacts({}, labels={"cuda": "cu", "rocm": "rocm", "cpu": "cpu"})
         >>> facts.label("cu128"), facts.label("cu92"), facts.label("rocm6.4"), facts.label("cpu"), facts.label("cu1")
         (('cuda', <Version('12.8')>), ('cuda', <Version('9.2')>), ('rocm', <Version('6.4')>), ('cpu', None), None)
+        >>> facts.label("cu00"), facts.label("cu08")
+        (None, None)
         """
         labels = self.labels
         if len(text) > 64:
@@ -520,8 +524,8 @@ class CudaFacts(NamedTuple):
         cuda, rocm = labels.get("cuda"), labels.get("rocm")
         if cuda and text.startswith(cuda):
             digits = text[len(cuda):]
-            if digits.isascii() and digits.isdigit() and len(digits) >= 2:  # the last digit is the minor
-                return "cuda", Version(f"{int(digits[:-1])}.{digits[-1]}")
+            if digits.isascii() and digits.isdigit() and len(digits) >= 2 and int(digits[:-1]) >= 1:
+                return "cuda", Version(f"{int(digits[:-1])}.{digits[-1]}")  # the last digit is the minor
         if rocm and text.startswith(rocm):
             rest = text[len(rocm):]
             parts = rest.split(".")
@@ -537,11 +541,16 @@ class CudaFacts(NamedTuple):
         >>> facts = CudaFacts({}, labels={"cuda": "cu"}, label_index="https://download.pytorch.org/whl/")
         >>> facts.index_label("https://download.pytorch.org/whl/cu128/"), facts.index_label("https://pypi.org/simple")
         ('cu128', None)
+        >>> facts.index_label("http://download.pytorch.org/whl/cu128"), facts.index_label("https://download.pytorch.org/whl/cu128//")
+        ('cu128', None)
         """
-        url = url.strip()
-        if not self.label_index or not url.startswith(self.label_index):
+        if not self.label_index:
             return None
-        label = url[len(self.label_index):].rstrip("/")
+        prefix, url = _without_scheme(self.label_index), _without_scheme(url.strip())  # http:// is the same index
+        if prefix is None or url is None or not url.startswith(prefix):
+            return None
+        label = url[len(prefix):]
+        label = label[:-1] if label.endswith("/") else label
         return label if self.label(label) is not None else None
 
 
@@ -562,6 +571,13 @@ class PythonRelease(NamedTuple):
         return self.released <= day and (day.year, day.month) <= self.end_of_life
 
 
+def _without_scheme(url: str) -> str | None:
+    for scheme in ("https://", "http://"):
+        if url.lower().startswith(scheme):
+            return url[len(scheme):]
+    return None
+
+
 def _load_pythons(path: str) -> tuple[PythonRelease, ...]:
     if not os.path.exists(path):
         return ()
@@ -573,7 +589,7 @@ def _load_pythons(path: str) -> tuple[PythonRelease, ...]:
         table.only(["version", "released", "end_of_life", "source"])
         version = _version(table, "version", required=True)
         assert version is not None
-        if len(version.release) != 2 or version.is_prerelease or version.local:
+        if str(version) != ".".join(map(str, version.release[:2])) or len(version.release) != 2:
             raise table.error(f"expected a feature release such as \"3.12\", got {table.data['version']!r}", "version")
         released = table.date("released")
         if released is None:
@@ -711,6 +727,33 @@ def _condition(table: Table, name: str) -> Condition | None:
         raise database_error(str(exc), file=table.file, key=f"{table.where(name)}.{exc.key}") from None
 
 
+def _option_spec(table: Table, key: str) -> OptionSpec:
+    """One ``[options.<flag>]`` of a component file. A table with `unset`
+    states what the engine's code does with the flag left out, a fact its
+    parser (the catalog, which holds the rest of the flag) does not give:
+    nothing else of the flag belongs beside it, and its source says it."""
+    table.only(["summary", "values", "default", "source", "unset", "own"])
+    unset = table.data.get("unset")
+    if unset is not None:
+        beside = sorted(k for k in ("summary", "values", "default", "own") if k in table.data)
+        if beside:
+            raise table.error(f"a table with unset gives only unset and source (the engine's option file holds "
+                              f"the rest of the flag), not {', '.join(beside)}", beside[0])
+        if not isinstance(unset, (str, int, float, bool)):
+            raise table.error(f"expected a string, number or boolean, got {unset!r}", "unset")
+        if table.text("source") is None:
+            raise table.error("unset needs the source (the engine's code) that states it", "source")
+    return OptionSpec(
+        name=key,
+        summary=table.text("summary", "") or "",
+        values=table.strings("values"),
+        default=table.data.get("default"),
+        source=table.text("source"),
+        unset=unset,
+        own=table.boolean("own"),
+    )
+
+
 def _parse_component(path: str, name: str) -> Component:
     file = path
     data, _ = _toml.load(path, error=DatabaseError)
@@ -739,19 +782,12 @@ def _parse_component(path: str, name: str) -> Component:
         for option_name in options.data:
             table = options.table(option_name)
             assert table is not None
-            table.only(["summary", "values", "default", "source"])
             from .conditions import option_key
 
             key = option_key(option_name)
             if key in component.options:
                 raise options.error("listed twice (dashes and underscores are the same)", option_name)
-            component.options[key] = OptionSpec(
-                name=key,
-                summary=table.text("summary", "") or "",
-                values=table.strings("values"),
-                default=table.data.get("default"),
-                source=table.text("source"),
-            )
+            component.options[key] = _option_spec(table, key)
 
     for table in root.tables("release"):
         table.only(["version", "date", "status", "requires_python", "requires", "relax", "extras", "commit", "source", "reason"])

@@ -21,7 +21,7 @@ from .graph import GRAPH_FILE, build_graph, read_graph
 from .layers import catalog_files, layer_name, layer_problems, model_catalogs, reopen, sources_file
 from .conditions import option_key
 from .models import MODELS_FILE, check_catalog
-from .options import OPTIONS_DIR
+from .options import OPTIONS_DIR, OptionCatalog
 from .snapshot import snapshot_problems
 
 __all__ = ["Problem", "lint_database"]
@@ -164,6 +164,13 @@ def lint_database(db: Database) -> list[Problem]:
         if catalog is not None:
             for key, message in catalog.problems():
                 add(catalog.file, key, message)
+            try:  # a check finds a flag's definitions with a line scan: it must find what a full parse does
+                full = OptionCatalog.load(catalog.file, name)
+            except CompatError:
+                full = None  # reported through catalog.options below
+            if full is not None and full.spellings() != catalog.spellings():
+                add(catalog.file, "option", "the line scan a check uses finds other flags than a full parse: write each "
+                    "[[option]] with one name = \"...\" line and aliases on one line")
             if catalog.gpus is not None:  # the [gpus] table and the sources of its flags
                 cite(catalog.file, "gpus.source", catalog.gpus.source)
                 for flag, source in catalog.gpus.sources:

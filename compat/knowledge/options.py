@@ -22,6 +22,7 @@ check compares with ``[hardware] count``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -30,7 +31,7 @@ from packaging.version import Version
 
 from .. import _toml
 from ..errors import DatabaseError
-from ._schema import Table
+from ._schema import Table, read_text
 from .conditions import option_key
 
 __all__ = ["GPU_KEYS", "OPTIONS_DIR", "GpuPlan", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
@@ -104,23 +105,81 @@ class GpuPlan(NamedTuple):
 
 
 class OptionCatalog:
-    """The flags of one component, looked up by name or alias."""
+    """The flags of one component, looked up by name or alias.
 
-    def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef], file: str,
+    A catalog lists every flag of every release, hundreds of definitions; a
+    check looks up a few. Each definition is read (and checked) when its
+    flag is first looked up; `options` reads them all (lint does).
+    """
+
+    def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef] | list[Table], file: str,
                  gpus: GpuPlan | None = None) -> None:
         self.component = component
         self.covers = covers
-        self.options = options
         self.file = file
         self.gpus = gpus
-        self._by_key: dict[str, list[OptionDef]] = {}
-        for option in options:
-            for spelling in {option.name, *option.aliases}:
-                self._by_key.setdefault(option_key(spelling), []).append(option)
+        self._index(list(options))
+
+    def _index(self, entries: list[Any]) -> None:
+        # a definition (OptionDef), one not yet checked (Table), or a scanned block not yet parsed
+        self._entries: list[Any] = entries
+        self._by_key: dict[str, list[int]] = {}  # a spelling -> the positions of its definitions, in file order
+        for position, entry in enumerate(entries):
+            name, aliases = _spellings(entry)
+            for spelling in {name, *aliases}:
+                self._by_key.setdefault(option_key(spelling), []).append(position)
+
+    @property
+    def options(self) -> list[OptionDef]:
+        """Every definition, in file order (each read now if it was not yet)."""
+        return [self._entry(position) for position in range(len(self._entries))]
+
+    def _entry(self, position: int) -> OptionDef:
+        entry = self._entries[position]
+        if isinstance(entry, OptionDef):
+            return entry
+        if isinstance(entry, tuple):  # a scanned block
+            match, text, end, number = entry
+            line = text.count("\n", 0, match.start()) + 1
+            data = _toml.loads(text[match.start():end], file=self.file, error=DatabaseError, first_line=line)
+            tables = data.get("option")
+            if set(data) != {"option"} or not isinstance(tables, list) or len(tables) != 1:
+                raise DatabaseError("expected one [[option]] table, and no other table after it", file=self.file,
+                                    line=line)
+            entry = Table(tables[0], self.file, f"option[{number}]")
+        if isinstance(entry, Table):
+            entry = self._entries[position] = _parse_option(entry, self.covers)
+        return entry
 
     @classmethod
     def load(cls, path: str, component: str) -> OptionCatalog:
+        """The whole file, parsed (lint; `scan` for a check)."""
         data, _ = _toml.load(path, error=DatabaseError)
+        return cls._from(data, path, component)
+
+    @classmethod
+    def scan(cls, path: str, component: str) -> OptionCatalog:
+        """The catalog, each [[option]] table parsed when its flag is looked
+        up: names and aliases are found with a line scan (``compat db lint``
+        checks that it agrees with a full parse), so a check that asks for
+        the default of one flag does not read hundreds of definitions. A
+        table the scan cannot index is read with the whole file instead."""
+        text = read_text(path)
+        starts = list(_BLOCK_HEAD.finditer(text))
+        if len(starts) != text.count("[[option]]") or sum(1 for m in starts if m.group(2) is not None) != \
+                text.count("\naliases"):
+            return cls.load(path, component)  # written otherwise than one name line and its aliases after it
+        head = text[: starts[0].start()] if starts else text
+        catalog = cls._from(_toml.loads(head, file=path, error=DatabaseError), path, component, scanned=True)
+        ends = [m.start() for m in starts[1:]] + [len(text)]
+        entries: list[Any] = [
+            (m, text, end, position) for position, (m, end) in enumerate(zip(starts, ends))
+        ]
+        catalog._index(entries)
+        return catalog
+
+    @classmethod
+    def _from(cls, data: dict[str, Any], path: str, component: str, *, scanned: bool = False) -> OptionCatalog:
         root = Table(data, path, "")
         root.only(["schema", "component", "covers", "gpus", "option"])
         if root.data.get("schema", 1) != 1:
@@ -129,13 +188,17 @@ class OptionCatalog:
         if named != component:
             raise root.error(f"this file is {component}.toml but names component {named!r}", "component")
         covers = _specifier(root, "covers", required=True)
-        options = [_parse_option(table, covers) for table in root.tables("option")]
         gpus = root.table("gpus")
-        return cls(component, covers, options, path, _parse_gpus(gpus) if gpus is not None else None)
+        return cls(component, covers, [] if scanned else root.tables("option"), path,
+                   _parse_gpus(gpus) if gpus is not None else None)
+
+    def spellings(self) -> dict[str, list[int]]:
+        """Each spelling a flag is looked up by, and the positions of its definitions."""
+        return {k: list(v) for k, v in sorted(self._by_key.items())}
 
     def definitions(self, flag: str) -> list[OptionDef]:
         """Every definition of `flag` (a name or alias, any spelling), oldest range first."""
-        return self._by_key.get(option_key(flag), [])
+        return [self._entry(position) for position in self._by_key.get(option_key(flag), ())]
 
     def knows(self, flag: str) -> bool:
         return bool(self.definitions(flag))
@@ -220,6 +283,25 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
         return SpecifierSet(text)
     except InvalidSpecifier:
         raise table.error(f"not a version specifier: {text!r}", name) from None
+
+
+# how the catalogs write each table: [[option]], its name line, then its aliases line if it has one
+_BLOCK_HEAD = re.compile(r'^\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?', re.MULTILINE)
+_QUOTED = re.compile(r'"([^"\\]*)"')
+
+
+def _spellings(entry: Any) -> tuple[str, tuple[str, ...]]:
+    """The name and aliases of a definition, read or not (what is not text is
+    refused when the definition is read)."""
+    if isinstance(entry, OptionDef):
+        return entry.name, entry.aliases
+    if isinstance(entry, tuple):  # a scanned block: its name line and the aliases line after it
+        match = entry[0]
+        aliases = match.group(2)
+        return match.group(1), tuple(_QUOTED.findall(aliases)) if aliases else ()
+    name, aliases = entry.data.get("name"), entry.data.get("aliases", ())
+    return (name if isinstance(name, str) else "",
+            tuple(a for a in aliases if isinstance(a, str)) if isinstance(aliases, list) else ())
 
 
 def _parse_option(table: Table, covers: SpecifierSet) -> OptionDef:
