@@ -249,3 +249,18 @@ def test_quiet_under_strict_shows_the_warnings_that_fail_the_stack(tmp_path):
     assert result.exit_code == 1 and "Warnings (" in result.output and "unknown-release:vllm==9.9.9" in result.output
     relaxed = CliRunner().invoke(cli, ["check", str(path), "--quiet"])
     assert relaxed.exit_code == 0 and "Warnings (" not in relaxed.output
+
+
+def test_an_old_release_on_another_accelerator_s_index_says_its_build_is_not_checked(db):
+    """vLLM 0.11.0 from the package index is a CUDA build; nothing in the
+    database says whether a ROCm build of it exists: a warning, not silence."""
+    rocm = check({"system": {"python": "3.12", "rocm": "6.4", "index": "rocm6.4"},
+                  "hardware": {"gpu": "AMD Instinct MI300X", "count": 8}, "packages": {"vllm": "0.11.0"}}, database=db)
+    warning = next(f for f in rocm.warnings if f.id == "build:vllm==0.11.0")
+    assert "rocm6.4" in warning.message and "ROCm" in warning.message
+    assert "build:vllm==0.11.0" in errors(check({"system": {"python": "3.12", "rocm": "6.4", "index": "rocm6.4"},
+                                                 "hardware": {"gpu": "MI300X"}, "packages": {"vllm": "0.11.0"}},
+                                                database=db, require_known=True))
+    cpu = check({"system": {"python": "3.12", "index": "cpu", "glibc": "2.35"}, "packages": {"vllm": "0.30.0"}},
+                database=db)
+    assert "without a GPU is not checked" in next(f for f in cpu.warnings if f.id == "build:vllm==0.30.0").message

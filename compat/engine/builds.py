@@ -216,7 +216,8 @@ def select_build(
         chosen = [b for b in builds if b.index == index]
         if chosen:
             return Selected(chosen[0], "index"), None
-        if any(b.index != "pypi" for b in builds):
+        # a package whose builds the database tracks (for this release or others): not knowing this one's is said
+        if any(b.index != "pypi" for b in builds) or component.builds:
             return None, f"the database knows no {index} build of {component.name} {version}"
     chosen = [b for b in builds if b.index == "pypi" and _on_platform(b, stack)]
     if chosen:

@@ -983,8 +983,11 @@ class _Checker:
             )
         selected, problem = select_build(component, release, self.stack.packages.get(name), self.stack, self.db)
         if problem is not None:
-            self.add(f"build:{name}=={version}", self.unknown_severity,
-                     f"{problem}; its CUDA, driver and architectures are not checked", (name,),
+            said = self.db.cuda.label(self.stack.system.index)
+            unchecked = ("whether it runs without a GPU is not checked" if said is not None and said[0] == "cpu" else
+                         "its ROCm and architectures are not checked" if said is not None and said[0] == "rocm" else
+                         "its CUDA, driver and architectures are not checked")
+            self.add(f"build:{name}=={version}", self.unknown_severity, f"{problem}; {unchecked}", (name,),
                      "unknown-release", "curated")
         if selected is not None:
             self.build(release, selected)
