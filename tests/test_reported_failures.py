@@ -264,3 +264,17 @@ def test_an_old_release_on_another_accelerator_s_index_says_its_build_is_not_che
     cpu = check({"system": {"python": "3.12", "index": "cpu", "glibc": "2.35"}, "packages": {"vllm": "0.30.0"}},
                 database=db)
     assert "without a GPU is not checked" in next(f for f in cpu.warnings if f.id == "build:vllm==0.30.0").message
+
+
+def test_a_suggestion_can_leave_a_label_behind_when_the_labelled_build_is_what_fails(db):
+    """A pip-freeze pin, torch 2.10.0+cu130, on a 575 driver: the CUDA 13
+    build is what fails, and vLLM 0.16.0 pins torch 2.9.1, whose index build
+    (CUDA 12.8) runs there."""
+    report = check(stack({"torch": "2.10.0+cu130", "vllm": "0.16.0", "flashinfer-python": "0.6.3"},
+                         gpu="NVIDIA H100 80GB HBM3", python="3.12.3", cuda="12.9", driver="575.57.08", glibc="2.39"),
+                   database=db)
+    assert not report.ok
+    texts = [s.text() for s in report.suggestions]
+    assert any(t.startswith("use torch 2.9.1 (downgrade from 2.10.0+cu130)") for t in texts), texts
+    for suggestion in report.suggestions:
+        assert check(suggestion.stack, database=db).ok

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
 MACHINE = ("python", "cuda", "driver")  # what pip cannot change
+_BUILD_KINDS = ("build-cuda", "driver", "arch", "build-platform", "accelerator")  # findings on the build a release installs
 _LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver"}
 MAX_SIZE = 3  # changes in one suggestion
 MAX_CHECKS = 12  # full checks one search may run
@@ -553,20 +554,37 @@ class _Search:
             yield from self.untracked_values(axis, state)
             return
         old = spec.pinned
+        # the build a label chose is what fails (its CUDA, driver, GPU or platform): try the index's instead
+        unlabel = spec.build is not None and any(
+            e.id.split(":", 1)[0] in _BUILD_KINDS and e.id.split(":", 1)[-1].startswith(f"{name}==") for e in self.errors)
+        build = None if unlabel else spec.build
+        if unlabel and old is not None and old in component.releases:
+            # the same release without its label: the build the package index serves (the full check judges it)
+            change = Change(name, f"{old}+{spec.build}", str(old), "change")
+            packages = dict(state.stack.packages)
+            packages[name] = spec._replace(written=str(old), build=None)
+            yield state.then(axis, f"{old} unlabelled", change, 1,
+                             stack=dataclasses.replace(state.stack, packages=packages), value=old)
         provider = self.provider(state.stack)
         versions = provider.known_versions(name, SpecifierSet(), [spec.specifier])
         bounds = self.applicable(axis, state)
+        probe = state  # what a candidate is fitted against: without the label, when that is what fails
+        if unlabel:
+            probe = _State(dataclasses.replace(state.stack, packages={**state.stack.packages,
+                                                                      name: spec._replace(build=None)}),
+                           state.values, state.changes, state.chosen, state.distance)
         fitting = (v for v in self.ordered(versions, old) if not spec.specifier.contains(v, prereleases=True)
-                   and all(b.contains(v, prereleases=True) for b in bounds) and self.fits(component, v, state))
+                   and all(b.contains(v, prereleases=True) for b in bounds) and self.fits(component, v, probe))
         taken: list[Version] = []
         for version in fitting:
             if old is not None and not self.newest and taken and (version > old) == (taken[0] > old):
                 continue  # one each side of the stack's own release
             taken.append(version)
-            change = Change(name, str(old) if old else str(spec.specifier), str(version), _direction(old, version))
+            was = (f"{old}+{spec.build}" if spec.build else str(old)) if old else str(spec.specifier)
+            change = Change(name, was, f"{version}+{build}" if build else str(version), _direction(old, version))
             packages = dict(state.stack.packages)
             packages[name] = PackageSpec(name, SpecifierSet(f"=={version}"), spec.extras, spec.external,
-                                         str(version), spec.build)
+                                         str(version), build)
             stack = dataclasses.replace(state.stack, packages=packages)
             # a plan ranks the newest release that fits first; a suggestion, the nearest
             distance = len(taken) - 1 if self.newest else _index_distance(self.db, name, old, version)
@@ -620,7 +638,8 @@ class _Search:
     def provider(self, stack: Stack) -> StackProvider:
         """One provider per machine, shared by every value tried on it."""
         system = stack.system
-        key = (str(system.python), str(system.cuda), str(system.driver))
+        labels = tuple(sorted((n, s.build) for n, s in stack.packages.items() if s.build))  # they choose builds too
+        key = (str(system.python), str(system.cuda), str(system.driver), labels)
         if key not in self._providers:
             self._providers[key] = StackProvider(stack, self.db)
         return self._providers[key]
