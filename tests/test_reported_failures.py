@@ -278,3 +278,14 @@ def test_a_suggestion_can_leave_a_label_behind_when_the_labelled_build_is_what_f
     assert any(t.startswith("use torch 2.9.1 (downgrade from 2.10.0+cu130)") for t in texts), texts
     for suggestion in report.suggestions:
         assert check(suggestion.stack, database=db).ok
+
+
+def test_a_dependency_pinned_to_a_release_gone_from_the_index_is_said_so(db):
+    """SGLang 0.5.4 pins flashinfer-python 0.4.1, which pins
+    apache-tvm-ffi==0.1.0b15, no longer on the index: that, with its source,
+    not a conflict without one."""
+    report = check(stack({"sglang": {"version": "0.5.4", "extras": ["srt"]}}, gpu="A100", cuda="12.8",
+                         driver="570.86.15", glibc="2.35", python="3.11"), database=db)
+    error = next(f for f in report.errors if f.id == "missing:flashinfer-python==0.4.1:apache-tvm-ffi")
+    assert "no such release" in error.message and error.source is not None
+    assert "unresolvable" not in errors(report)

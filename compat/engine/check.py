@@ -70,6 +70,7 @@ def check_stack(
     if not resolution.ok:
         checker.blocked(resolution)
         checker.pruned(resolution)
+        checker.missing_causes(resolution)
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
     findings = sorted(_unique(checker.findings), key=lambda f: (SEVERITY_ORDER[f.severity], f.id))
@@ -1141,6 +1142,17 @@ class _Checker:
                     requirement=f"{theirs.name}{spec_text(theirs.specifier)}",
                     found=str(pin),
                 )
+
+    def missing_causes(self, resolution: Resolution) -> None:
+        """A requirement of the failed resolution that only a release absent
+        from the index meets (flashinfer-python 0.4.1, which SGLang 0.5.4
+        pins, requires apache-tvm-ffi==0.1.0b15, gone from the index): said
+        as what it is, with its source, not as a conflict without one."""
+        for cause in resolution.causes:
+            parent = cause.parent
+            if cause.requirement.is_virtual or parent is None or parent.release is None:
+                continue
+            self.nonexistent(cause.requirement, parent.release)
 
     def unexplained(self, resolution: Resolution) -> None:
         parts = []
