@@ -305,6 +305,29 @@ AUDIT = {
         "info", spec({"torch": "2.13.0"}, "H100", cuda="12.6"), {"CUDA 13.0": dict(cuda="13.0"), "2.10.0": dict(packages={"torch": "2.10.0"})}),
     "torch.index-wheels.cuda-13.2": (
         "info", spec({"torch": "2.15.0"}, "H100", cuda="13.0"), {"CUDA 13.2": dict(cuda="13.2")}),
+    "torch.index-wheels.cuda-12.1": (
+        "info", spec({"torch": "2.4.1"}, "H100", cuda="12.4"),
+        {"CUDA 12.1": dict(cuda="12.1"), "2.5.0": dict(packages={"torch": "2.5.0"}),
+         "aarch64": dict(platform="linux-aarch64")}),
+    "torch.index-wheels.cuda-12.4": (
+        "info", spec({"torch": "2.6.0"}, "H100", cuda="12.8"),
+        {"CUDA 12.4": dict(cuda="12.4"), "2.7.0": dict(packages={"torch": "2.7.0"}),
+         "aarch64": dict(platform="linux-aarch64")}),
+    "torch.index-wheels.cuda-12.6": (
+        "info", spec({"torch": "2.7.1"}, "H100", cuda="12.8"),
+        {"CUDA 12.6": dict(cuda="12.6"), "2.8.0": dict(packages={"torch": "2.8.0"}),
+         "aarch64": dict(platform="linux-aarch64")}),
+    "torch.index-wheels.cuda-12.8": (
+        "info", spec({"torch": "2.8.0"}, "H100", cuda="12.6"),
+        {"CUDA 12.8": dict(cuda="12.8"), "aarch64": dict(platform="linux-aarch64")}),
+    "vllm.transformers-5.tokenizer": (
+        "error", spec({"vllm": "0.11.0", "transformers": "5.0.0"}, "H100", cuda="12.8"),
+        {"transformers 4.57.1": dict(packages={"vllm": "0.11.0", "transformers": "4.57.1"}),
+         "vllm 0.10.2": dict(packages={"vllm": "0.10.2", "transformers": "5.0.0"})}),
+    "vllm.transformers-5.tokenizer.earlier": (
+        "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
+        {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
+         "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
 }
 
 CASES = [(rule, severity, shown, label, change) for rule, (severity, shown, outside) in AUDIT.items()

@@ -206,6 +206,20 @@ CASES = [
      stack({"torch": "2.13.0"}, "H100", cuda="12.6"), stack({"torch": "2.13.0"}, "H100", cuda="13.0")),
     ("torch.index-wheels.cuda-13.2", "info",
      stack({"torch": "2.15.0"}, "H100", cuda="13.0"), stack({"torch": "2.15.0"}, "H100", cuda="13.2")),
+    ("torch.index-wheels.cuda-12.1", "info",
+     stack({"torch": "2.4.1"}, "H100", cuda="12.4"), stack({"torch": "2.4.1"}, "H100", cuda="12.1")),
+    ("torch.index-wheels.cuda-12.4", "info",
+     stack({"torch": "2.6.0"}, "H100", cuda="12.8"), stack({"torch": "2.6.0"}, "H100", cuda="12.4")),
+    ("torch.index-wheels.cuda-12.6", "info",
+     stack({"torch": "2.7.1"}, "H100", cuda="12.8"), stack({"torch": "2.7.1"}, "H100", cuda="12.6")),
+    ("torch.index-wheels.cuda-12.8", "info",
+     stack({"torch": "2.8.0"}, "H100", cuda="12.6"), stack({"torch": "2.8.0"}, "H100", cuda="12.8")),
+    ("vllm.transformers-5.tokenizer", "error",
+     stack({"vllm": "0.11.0", "transformers": "5.0.0"}, "H100", cuda="12.8"),
+     stack({"vllm": "0.11.0", "transformers": "4.57.1"}, "H100", cuda="12.8")),
+    ("vllm.transformers-5.tokenizer.earlier", "warning",
+     stack({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
+     stack({"vllm": "0.10.2", "transformers": "4.57.1"}, "H100", cuda="12.8")),
 ]
 
 
