@@ -289,3 +289,14 @@ def test_a_dependency_pinned_to_a_release_gone_from_the_index_is_said_so(db):
     error = next(f for f in report.errors if f.id == "missing:flashinfer-python==0.4.1:apache-tvm-ffi")
     assert "no such release" in error.message and error.source is not None
     assert "unresolvable" not in errors(report)
+
+
+def test_a_suggestion_can_move_the_index_to_a_build_that_fits(db):
+    """SGLang 0.5.19 pins torch 2.13.0, whose index wheels need a 580
+    driver; PyTorch's cu126 build runs on 575, and the error itself says so."""
+    report = check(stack({"sglang": {"version": "0.5.19", "extras": ["srt"]}}, cuda="12.9", driver="575.57.08",
+                         glibc="2.35", python="3.11"), database=db)
+    assert not report.ok
+    assert "use [system] index cu126 (instead of pypi)" in [s.text() for s in report.suggestions]
+    for suggestion in report.suggestions:
+        assert check(suggestion.stack, database=db).ok

@@ -37,6 +37,7 @@ from ..knowledge.database import Database
 from ..knowledge.layers import current_date
 from ..knowledge.model import Component, Release
 from ..sources.stack import PackageSpec, Stack
+from .builds import judge_build
 from .facts import StackFacts
 from .findings import Finding
 from .resolver import StackProvider
@@ -48,7 +49,7 @@ __all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
 MACHINE = ("python", "cuda", "driver")  # what pip cannot change
 _BUILD_KINDS = ("build-cuda", "driver", "arch", "build-platform", "accelerator")  # findings on the build a release installs
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver"}
+_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "index": "[system] index"}
 MAX_SIZE = 3  # changes in one suggestion
 MAX_CHECKS = 12  # full checks one search may run
 _PER_AXIS = 2  # values tried for each change (one each side of the stack's own)
@@ -66,7 +67,7 @@ class Change:
     old: str
     new: str
     direction: str  # upgrade, downgrade, change
-    kind: str = "package"  # package, python, cuda, driver, option
+    kind: str = "package"  # package, python, cuda, driver, index, option
 
     @property
     def by_pip(self) -> bool:
@@ -282,6 +283,8 @@ class _Search:
                 axes.add(Axis("python", "python"))
             elif name in ("cuda", "driver") and self.stack.hardware.accelerator == "cuda":
                 axes.update((Axis("cuda", "cuda"), Axis("driver", "driver")))
+        if error.id.split(":", 1)[0] in _BUILD_KINDS:  # another index serves another build of the release
+            axes.add(Axis("index", "index"))
         axes.update(self.option_axes(error))
         return {a for a in axes if a.kind not in MACHINE or a.kind not in self.frozen}
 
@@ -347,7 +350,7 @@ class _Search:
         if axis.kind == "option":
             value = self.stack.options.get(axis.name, {}).get(axis.flag)
             return value_text(value) if value is not None else ""
-        value = {"python": system.python, "cuda": system.cuda, "driver": system.driver}[axis.kind]
+        value = {"python": system.python, "cuda": system.cuda, "driver": system.driver, "index": system.index}[axis.kind]
         return str(value) if value is not None else ""
 
     def applicable(self, axis: Axis, state: _State) -> list[SpecifierSet]:
@@ -454,7 +457,7 @@ class _Search:
 
     def assign(self, axes: tuple[Axis, ...], base: _State) -> Iterator[Leaf]:
         """Every combination of values of `axes` that fits (the machine first)."""
-        order = sorted(axes, key=lambda a: (("python", "cuda", "driver", "option", "package").index(a.kind),
+        order = sorted(axes, key=lambda a: (("python", "cuda", "driver", "index", "option", "package").index(a.kind),
                                             list(self.stack.packages).index(a.name) if a.name in self.names else 0,
                                             a.flag))
         values = dict(base.values)
@@ -481,6 +484,9 @@ class _Search:
         return self.machine_values(axis, state)
 
     def machine_values(self, axis: Axis, state: _State) -> Iterator[_State]:
+        if axis.kind == "index":
+            yield from self.index_values(axis, state)
+            return
         system = state.stack.system
         bounds = self.applicable(axis, state)
         if axis.kind == "python":
@@ -516,6 +522,40 @@ class _Search:
             change = Change(axis.name, str(shown) if current is not None else "unset", str(value),
                             _direction(current, value), axis.kind)
             yield state.then(axis, str(value), change, distance, stack=stack)
+
+    def index_values(self, axis: Axis, state: _State) -> Iterator[_State]:
+        """The indexes that serve a build of each of the stack's releases
+        that fits its machine (PyTorch's cu126 for torch 2.13.0 on a 575
+        driver), nearest the stack's CUDA first."""
+        system = state.stack.system
+        fitting: dict[str, Version | None] = {}
+        releases = dict(state.values)
+        for error in self.errors:  # the builds that fail may be of releases the stack does not name (torch, for sglang)
+            kind, _, rest = error.id.partition(":")
+            name, _, version = rest.partition("==")
+            if kind in _BUILD_KINDS and name not in releases:
+                try:
+                    releases[name] = Version(version)
+                except InvalidVersion:
+                    continue
+        for name, value in releases.items():
+            component = self.db.component(name)
+            if component is None or not isinstance(value, Version):
+                continue
+            for build in component.builds:
+                if build.index == system.index or not build.covers(value) or \
+                        (build.platforms and system.platform not in build.platforms):
+                    continue
+                if not any(p.severity == "error" for p in judge_build(build, state.stack, self.db)):
+                    fitting.setdefault(build.index, build.cuda)
+        cuda = system.cuda
+        for index in sorted(fitting, key=lambda i: (fitting[i] is None or cuda is None,
+                                                     abs(fitting[i].minor - cuda.minor) + 10 * abs(fitting[i].major - cuda.major)
+                                                     if fitting[i] is not None and cuda is not None else 0, i)):
+            stack = dataclasses.replace(state.stack, system=system._replace(index=index))
+            if not self.packages_fit(stack, state):
+                continue
+            yield state.then(axis, index, Change("index", system.index, index, "change", "index"), 1, stack=stack)
 
     def build_cudas(self, state: _State) -> set[Version]:
         """The CUDA versions of the builds of the stack's releases."""
@@ -639,7 +679,7 @@ class _Search:
         """One provider per machine, shared by every value tried on it."""
         system = stack.system
         labels = tuple(sorted((n, s.build) for n, s in stack.packages.items() if s.build))  # they choose builds too
-        key = (str(system.python), str(system.cuda), str(system.driver), labels)
+        key = (str(system.python), str(system.cuda), str(system.driver), system.index, labels)
         if key not in self._providers:
             self._providers[key] = StackProvider(stack, self.db)
         return self._providers[key]
