@@ -300,3 +300,10 @@ def test_a_suggestion_can_move_the_index_to_a_build_that_fits(db):
     assert "use [system] index cu126 (instead of pypi)" in [s.text() for s in report.suggestions]
     for suggestion in report.suggestions:
         assert check(suggestion.stack, database=db).ok
+
+
+def test_a_suggestion_can_move_the_platform_to_the_host_a_gpu_comes_with(db):
+    report = check(stack({"vllm": "0.32.0"}, gpu="GB200", cuda="13.0", driver="580.95.05"), database=db)
+    assert "platform:gpu" in errors(report)
+    assert "use [system] platform linux-aarch64 (instead of linux-x86_64; not a change pip can make)" in \
+        [s.text() for s in report.suggestions]

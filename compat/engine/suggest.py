@@ -47,9 +47,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
-MACHINE = ("python", "cuda", "driver")  # what pip cannot change
+MACHINE = ("python", "cuda", "driver", "platform")  # what pip cannot change
 _BUILD_KINDS = ("build-cuda", "driver", "arch", "build-platform", "accelerator")  # findings on the build a release installs
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "index": "[system] index"}
+_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "index": "[system] index",
+           "platform": "[system] platform"}
 MAX_SIZE = 3  # changes in one suggestion
 MAX_CHECKS = 12  # full checks one search may run
 _PER_AXIS = 2  # values tried for each change (one each side of the stack's own)
@@ -67,7 +68,7 @@ class Change:
     old: str
     new: str
     direction: str  # upgrade, downgrade, change
-    kind: str = "package"  # package, python, cuda, driver, index, option
+    kind: str = "package"  # package, python, cuda, driver, platform, index, option
 
     @property
     def by_pip(self) -> bool:
@@ -163,6 +164,14 @@ class Leaf(NamedTuple):
     distance: int
     stack: Stack
     values: tuple[tuple[Axis, str], ...]
+
+
+def _platform_asked(error: Finding) -> str | None:
+    """The platform an error says the stack needs (``platform==linux-aarch64``), or None."""
+    requirement = (error.details or {}).get("requirement")
+    if isinstance(requirement, str) and requirement.startswith("platform=="):
+        return requirement[len("platform=="):]
+    return None
 
 
 def _direction(old: Version | None, new: Version) -> str:
@@ -285,6 +294,8 @@ class _Search:
                 axes.update((Axis("cuda", "cuda"), Axis("driver", "driver")))
         if error.id.split(":", 1)[0] in _BUILD_KINDS:  # another index serves another build of the release
             axes.add(Axis("index", "index"))
+        if _platform_asked(error) is not None:  # a GPU that comes only with another host (GB200: aarch64)
+            axes.add(Axis("platform", "platform"))
         axes.update(self.option_axes(error))
         return {a for a in axes if a.kind not in MACHINE or a.kind not in self.frozen}
 
@@ -350,7 +361,8 @@ class _Search:
         if axis.kind == "option":
             value = self.stack.options.get(axis.name, {}).get(axis.flag)
             return value_text(value) if value is not None else ""
-        value = {"python": system.python, "cuda": system.cuda, "driver": system.driver, "index": system.index}[axis.kind]
+        value = {"python": system.python, "cuda": system.cuda, "driver": system.driver, "index": system.index,
+                 "platform": system.platform}[axis.kind]
         return str(value) if value is not None else ""
 
     def applicable(self, axis: Axis, state: _State) -> list[SpecifierSet]:
@@ -457,7 +469,7 @@ class _Search:
 
     def assign(self, axes: tuple[Axis, ...], base: _State) -> Iterator[Leaf]:
         """Every combination of values of `axes` that fits (the machine first)."""
-        order = sorted(axes, key=lambda a: (("python", "cuda", "driver", "index", "option", "package").index(a.kind),
+        order = sorted(axes, key=lambda a: (("platform", "python", "cuda", "driver", "index", "option", "package").index(a.kind),
                                             list(self.stack.packages).index(a.name) if a.name in self.names else 0,
                                             a.flag))
         values = dict(base.values)
@@ -486,6 +498,9 @@ class _Search:
     def machine_values(self, axis: Axis, state: _State) -> Iterator[_State]:
         if axis.kind == "index":
             yield from self.index_values(axis, state)
+            return
+        if axis.kind == "platform":
+            yield from self.platform_values(axis, state)
             return
         system = state.stack.system
         bounds = self.applicable(axis, state)
@@ -522,6 +537,15 @@ class _Search:
             change = Change(axis.name, str(shown) if current is not None else "unset", str(value),
                             _direction(current, value), axis.kind)
             yield state.then(axis, str(value), change, distance, stack=stack)
+
+    def platform_values(self, axis: Axis, state: _State) -> Iterator[_State]:
+        """The platform an error asks for (the host a GPU comes with)."""
+        system = state.stack.system
+        for platform in dict.fromkeys(p for p in map(_platform_asked, self.errors) if p and p != system.platform):
+            stack = dataclasses.replace(state.stack, system=system._replace(platform=platform))
+            if self.packages_fit(stack, state):
+                yield state.then(axis, platform, Change("platform", system.platform, platform, "change", "platform"), 1,
+                                 stack=stack)
 
     def index_values(self, axis: Axis, state: _State) -> Iterator[_State]:
         """The indexes that serve a build of each of the stack's releases
@@ -679,7 +703,7 @@ class _Search:
         """One provider per machine, shared by every value tried on it."""
         system = stack.system
         labels = tuple(sorted((n, s.build) for n, s in stack.packages.items() if s.build))  # they choose builds too
-        key = (str(system.python), str(system.cuda), str(system.driver), system.index, labels)
+        key = (str(system.python), str(system.cuda), str(system.driver), system.index, system.platform, labels)
         if key not in self._providers:
             self._providers[key] = StackProvider(stack, self.db)
         return self._providers[key]
