@@ -307,3 +307,13 @@ def test_a_suggestion_can_move_the_platform_to_the_host_a_gpu_comes_with(db):
     assert "platform:gpu" in errors(report)
     assert "use [system] platform linux-aarch64 (instead of linux-x86_64; not a change pip can make)" in \
         [s.text() for s in report.suggestions]
+
+
+def test_a_release_older_than_the_builds_the_database_holds_is_not_silent(db):
+    """vLLM 0.11.0 on a machine with no GPU: its build is not known, and the
+    check says what it therefore does not judge."""
+    report = check({"system": {"python": "3.12", "glibc": "2.35"}, "packages": {"vllm": "0.11.0"}}, database=db)
+    warning = next(f for f in report.warnings if f.id == "build:vllm==0.11.0")
+    assert "without a GPU is not checked" in warning.message
+    assert "build:vllm==0.11.0" in errors(check({"system": {"python": "3.12", "glibc": "2.35"},
+                                                 "packages": {"vllm": "0.11.0"}}, database=db, require_known=True))

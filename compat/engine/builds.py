@@ -238,6 +238,8 @@ def select_build(
             layer="metadata",
         )
         return Selected(build, "metadata"), None
+    if component.builds:  # a package whose builds the database tracks, with none known for this release
+        return None, f"the database knows no build of {component.name} {version}"
     return None, None
 
 

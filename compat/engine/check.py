@@ -985,8 +985,10 @@ class _Checker:
         selected, problem = select_build(component, release, self.stack.packages.get(name), self.stack, self.db)
         if problem is not None:
             said = self.db.cuda.label(self.stack.system.index)
-            unchecked = ("whether it runs without a GPU is not checked" if said is not None and said[0] == "cpu" else
-                         "its ROCm and architectures are not checked" if said is not None and said[0] == "rocm" else
+            target = said[0] if said is not None else self.stack.hardware.accelerator  # what the build must run on
+            unchecked = ("whether it runs without a GPU is not checked" if target == "cpu" else
+                         "its ROCm and architectures are not checked" if target == "rocm" else
+                         "whether it runs on an Apple GPU is not checked" if target == "mps" else
                          "its CUDA, driver and architectures are not checked")
             self.add(f"build:{name}=={version}", self.unknown_severity, f"{problem}; {unchecked}", (name,),
                      "unknown-release", "curated")
