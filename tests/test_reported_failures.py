@@ -317,3 +317,25 @@ def test_a_release_older_than_the_builds_the_database_holds_is_not_silent(db):
     assert "without a GPU is not checked" in warning.message
     assert "build:vllm==0.11.0" in errors(check({"system": {"python": "3.12", "glibc": "2.35"},
                                                  "packages": {"vllm": "0.11.0"}}, database=db, require_known=True))
+
+
+def test_a_fix_for_missing_kernels_takes_a_build_whose_kernels_are_known(db):
+    """vLLM 0.9.2 pins torch 2.7.0; on an RTX 5090 its CUDA 12.6 build has no
+    sm_120 kernels (vllm-project/vllm#16901). A build whose architectures the
+    database does not know passes a check unjudged: neither the hint nor the
+    suggestion may name one."""
+    report = check(stack({"vllm": "0.9.2"}, gpu="RTX 5090", cuda="12.8", driver="575.51.03", glibc="2.39"),
+                   database=db)
+    error = next(f for f in report.errors if f.id == "arch:torch==2.7.0")
+    assert 'the cu128 build (CUDA 12.8) fits' in error.message and "cu126 build" not in error.message
+    assert [s.text() for s in report.suggestions] == ["use [system] index cu128 (instead of pypi)"]
+
+
+def test_a_build_known_only_for_other_platforms_is_unknown_on_this_one(db):
+    """torch 2.9.1+cu130 on a GB300 (linux-aarch64): the database states its
+    cu130 build for x86_64; an aarch64 one exists (sgl-project/sglang#14327
+    runs it). Not known is a warning, never "has wheels for x86_64 only"."""
+    report = check(stack({"torch": "2.9.1+cu130"}, gpu="GB300", cuda="13.0", driver="580.82.07",
+                         platform="linux-aarch64", index="cu130"), database=db)
+    assert not any(f.id.startswith("build-platform:") for f in report.findings)
+    assert "build:torch==2.9.1" in {f.id for f in report.warnings}

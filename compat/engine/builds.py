@@ -203,10 +203,13 @@ def select_build(
     # builds split by platform (a build's aarch64 wheels carry other kernels) come first for the stack's own
     builds = sorted((b for b in component.builds if b.covers(version)), key=lambda b: not _on_platform(b, stack))
     label = spec.build if spec is not None else None
+    platform = stack.system.platform
     if label is not None:
         chosen = [b for b in builds if b.label == label]
-        if chosen:
+        if chosen and _on_platform(chosen[0], stack):
             return Selected(chosen[0], "label"), None
+        if chosen:  # its facts are stated for other platforms: this one's build is not known, not absent
+            return None, f"the database knows no {platform} build of {component.name} {version} labelled +{label}"
         named = label_build(component.name, version, label, db)
         if named is not None:
             return Selected(named, "label"), None
@@ -214,8 +217,10 @@ def select_build(
     index = stack.system.index
     if index != "pypi":
         chosen = [b for b in builds if b.index == index]
-        if chosen:
+        if chosen and _on_platform(chosen[0], stack):
             return Selected(chosen[0], "index"), None
+        if chosen:
+            return None, f"the database knows no {platform} {index} build of {component.name} {version}"
         # a package whose builds the database tracks (for this release or others): not knowing this one's is said
         if any(b.index != "pypi" for b in builds) or component.builds:
             return None, f"the database knows no {index} build of {component.name} {version}"

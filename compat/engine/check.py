@@ -1021,6 +1021,8 @@ class _Checker:
                 continue
             if build.platforms and self.stack.system.platform not in build.platforms:
                 continue
+            if build.accelerator == "cuda" and not build.archs and self.stack.hardware.compute_capability is not None:
+                continue  # whether its kernels serve the GPU is not known: no hint to take it
             if any(p.severity == "error" for p in judge_build(build, self.stack, self.db)):
                 continue
             if build.index == "pypi":

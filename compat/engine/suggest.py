@@ -37,7 +37,7 @@ from ..knowledge.database import Database
 from ..knowledge.layers import current_date
 from ..knowledge.model import Component, Release
 from ..sources.stack import PackageSpec, Stack
-from .builds import judge_build
+from .builds import judge_build, select_build
 from .facts import StackFacts
 from .findings import Finding
 from .resolver import StackProvider
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
 MACHINE = ("python", "cuda", "driver", "platform")  # what pip cannot change
-_BUILD_KINDS = ("build-cuda", "driver", "arch", "build-platform", "accelerator")  # findings on the build a release installs
 _LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "index": "[system] index",
            "platform": "[system] platform"}
 MAX_SIZE = 3  # changes in one suggestion
@@ -164,6 +163,15 @@ class Leaf(NamedTuple):
     distance: int
     stack: Stack
     values: tuple[tuple[Axis, str], ...]
+
+
+def _on_build(error: Finding) -> tuple[str, str] | None:
+    """(package, version) of an error on the build a release installs (its
+    CUDA, driver, GPU architectures, platform or accelerator), else None."""
+    if not (error.details or {}).get("build"):
+        return None
+    name, _, version = error.id.partition(":")[2].partition("==")
+    return (name, version) if name and version else None
 
 
 def _platform_asked(error: Finding) -> str | None:
@@ -292,7 +300,7 @@ class _Search:
                 axes.add(Axis("python", "python"))
             elif name in ("cuda", "driver") and self.stack.hardware.accelerator == "cuda":
                 axes.update((Axis("cuda", "cuda"), Axis("driver", "driver")))
-        if error.id.split(":", 1)[0] in _BUILD_KINDS:  # another index serves another build of the release
+        if _on_build(error) is not None:  # another index serves another build of the release
             axes.add(Axis("index", "index"))
         if _platform_asked(error) is not None:  # a GPU that comes only with another host (GB200: aarch64)
             axes.add(Axis("platform", "platform"))
@@ -416,7 +424,7 @@ class _Search:
                 report = self.check(leaf)
                 if report is None:
                     continue
-                if not report.errors:
+                if not report.errors and self.kernels_known(leaf.stack, report):
                     found.setdefault(leaf.changes, self.suggestion(leaf, report))
                     solved.add(axes)
                     continue
@@ -433,6 +441,28 @@ class _Search:
         values = set(leaf.values)
         return any(failed <= values and not ({a for a, _ in values - failed} & involved)
                    for failed, involved in self.failures)
+
+    def kernels_known(self, stack: Stack, report: Report) -> bool:
+        """A stack that fails for want of its GPU's kernels is fixed only by
+        a build whose architectures are known to include them: one the
+        database knows no architectures of passes a check unjudged, and is
+        no verified fix."""
+        gpu = stack.hardware.compute_capability
+        failing = {name for e in self.errors if e.id.startswith("arch:") for name, _ in [_on_build(e) or ("", "")] if name}
+        for name in sorted(failing):
+            written = report.packages.get(name) or report.resolved.get(name)
+            component = self.db.component(name)
+            try:
+                version = Version(str(written).split("+", 1)[0])
+            except InvalidVersion:
+                continue
+            release = component.releases.get(version) if component is not None else None
+            if release is None or gpu is None:
+                continue
+            selected, _ = select_build(component, release, stack.packages.get(name), stack, self.db)
+            if selected is None or not selected.build.archs:
+                return False
+        return True
 
     def narrow(self, report: Report, leaf: Leaf) -> bool:
         """Learn the bounds a failed check puts on the changed axes; True if any is new."""
@@ -555,9 +585,8 @@ class _Search:
         fitting: dict[str, Version | None] = {}
         releases = dict(state.values)
         for error in self.errors:  # the builds that fail may be of releases the stack does not name (torch, for sglang)
-            kind, _, rest = error.id.partition(":")
-            name, _, version = rest.partition("==")
-            if kind in _BUILD_KINDS and name not in releases:
+            name, version = _on_build(error) or ("", "")
+            if name and name not in releases:
                 try:
                     releases[name] = Version(version)
                 except InvalidVersion:
@@ -620,7 +649,7 @@ class _Search:
         old = spec.pinned
         # the build a label chose is what fails (its CUDA, driver, GPU or platform): try the index's instead
         unlabel = spec.build is not None and any(
-            e.id.split(":", 1)[0] in _BUILD_KINDS and e.id.split(":", 1)[-1].startswith(f"{name}==") for e in self.errors)
+            (_on_build(e) or ("",))[0] == name for e in self.errors)
         build = None if unlabel else spec.build
         if unlabel and old is not None and old in component.releases:
             # the same release without its label: the build the package index serves (the full check judges it)
