@@ -326,3 +326,13 @@ def test_a_check_reads_one_flag_s_table_and_lint_the_whole_catalog(tmp_path):
     # a table written otherwise (aliases before name) is read with the whole file
     path.write_text(CATALOG.replace("[[option]]\nname = ", "[[option]]\n# a comment\nname = ", 1))
     assert OptionCatalog.scan(str(path), "vllm").spellings() == full.spellings()
+
+
+def test_a_table_after_the_options_is_read_as_a_full_parse_reads_it(tmp_path):
+    from compat.knowledge.options import OptionCatalog
+
+    head, _, rest = CATALOG.partition("[[option]]")
+    gpus = '[gpus]\nmultiply = ["tensor-parallel-size"]\nsource = "vllm-docs-parallelism-scaling"\n'
+    path = tmp_path / "vllm.toml"
+    path.write_text(head + "[[option]]" + rest + "\n" + gpus)
+    assert OptionCatalog.scan(str(path), "vllm").gpus == OptionCatalog.load(str(path), "vllm").gpus is not None

@@ -339,3 +339,16 @@ def test_a_build_known_only_for_other_platforms_is_unknown_on_this_one(db):
                          platform="linux-aarch64", index="cu130"), database=db)
     assert not any(f.id.startswith("build-platform:") for f in report.findings)
     assert "build:torch==2.9.1" in {f.id for f in report.warnings}
+
+
+def test_an_upgrade_plan_shows_the_index_its_new_stack_needs(db):
+    """The plan's new stack may install from another index: the table says so."""
+    import compat
+
+    plan = compat.upgrade({"system": {"python": "3.11", "cuda": "12.9", "driver": "575.57.08"},
+                           "hardware": {"gpu": "H100"},
+                           "packages": {"sglang": {"version": "0.5.18", "extras": ["srt"]}}},
+                          "sglang==0.5.19", database=db)
+    assert plan.ok and plan.new.system.index == "cu126"
+    row = next(m for m in plan.moves if m.kind == "index")
+    assert (row.old, row.new, row.by_pip) == ("pypi", "cu126", True) and "cu126" in row.why

@@ -45,13 +45,14 @@ class Move(NamedTuple):
     component: str  # a package, "Python", "CUDA", "NVIDIA driver", "GPU", or "vllm --kv-cache-dtype"
     old: str | None  # None: added
     new: str | None  # None: removed
-    kind: str  # package, resolved (a dependency the stack does not name), python, cuda, driver, gpu, option
+    kind: str  # package, resolved (a dependency the stack does not name), python, cuda, driver, gpu, index, option
     why: str
 
     @property
     def by_pip(self) -> bool:
-        """Whether an installer makes this change (the machine and the flags are the deployment's)."""
-        return self.kind in ("package", "resolved")
+        """Whether an installer makes this change (the machine and the flags are the deployment's; an
+        index is the installer's own --index-url)."""
+        return self.kind in ("package", "resolved", "index")
 
     def to_dict(self) -> dict[str, Any]:
         return {"component": self.component, "from": self.old, "to": self.new, "kind": self.kind,

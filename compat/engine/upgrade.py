@@ -46,7 +46,8 @@ MACHINE_TARGETS = ("python", "cuda", "driver")
 MAX_ATTEMPTS = 6  # target releases tried, newest first, for a target given as a name or a range
 ATTEMPT_CHECKS = 6  # full checks the search may spend on each of them
 _TARGET = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*", re.ASCII)
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "gpu": "GPU", "platform": "platform"}
+_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "gpu": "GPU", "platform": "platform",
+           "index": "[system] index"}
 
 
 class Target(NamedTuple):
@@ -219,7 +220,7 @@ def _plan(kind: str, old: Stack, new: Stack, db: Database, targets: list[str], o
         return _forced(move, new, new_versions, old, old_versions, db)
 
     explained = [m._replace(why=why(m)) for m in moves]
-    kinds = ("python", "cuda", "driver", "gpu", "platform", "package", "option", "resolved")
+    kinds = ("python", "cuda", "driver", "gpu", "platform", "index", "package", "option", "resolved")
     explained.sort(key=lambda m: (m.component not in requested, kinds.index(m.kind)))
     crossings, undecided = _crossings(old, new, old_versions, new_versions, db)
     return Plan(kind, old, new, targets, explained, crossings, undecided, report, old_report)
@@ -278,13 +279,16 @@ def _machine(old: Stack, new: Stack) -> list[tuple[str, str, str | None, str | N
         ("cuda", _LABELS["cuda"], text(a.cuda), text(b.cuda)),
         ("driver", _LABELS["driver"], a.driver_written, b.driver_written),
         ("gpu", _LABELS["gpu"], gpu(old), gpu(new)),
+        ("index", _LABELS["index"], a.index, b.index),  # the index the builds come from (PyTorch's cu126, say)
     ]
 
 
 def _because(move: Move, errors: list[Finding]) -> str:
     """The error of the targets alone that this change clears."""
     key = {"Python": "python", "CUDA": "cuda", "NVIDIA driver": "driver"}.get(move.component, move.component)
-    if move.kind == "option":
+    if move.kind == "index":  # an error on the build a release installs
+        hits = [e for e in errors if (e.details or {}).get("build")]
+    elif move.kind == "option":
         package, flag = move.component.split(" --", 1)
         hits = [e for e in errors if e.id.endswith(f":{package}:{flag}") or package in e.components]
     else:

@@ -167,8 +167,9 @@ class OptionCatalog:
         text = read_text(path)
         starts = list(_BLOCK_HEAD.finditer(text))
         if len(starts) != text.count("[[option]]") or sum(1 for m in starts if m.group(2) is not None) != \
-                text.count("\naliases"):
-            return cls.load(path, component)  # written otherwise than one name line and its aliases after it
+                text.count("\naliases") or (starts and _OTHER_TABLE.search(text, starts[0].start())):
+            # written otherwise than one name line and its aliases after it, or with a table after the options
+            return cls.load(path, component)
         head = text[: starts[0].start()] if starts else text
         catalog = cls._from(_toml.loads(head, file=path, error=DatabaseError), path, component, scanned=True)
         ends = [m.start() for m in starts[1:]] + [len(text)]
@@ -288,6 +289,7 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
 # how the catalogs write each table: [[option]], its name line, then its aliases line if it has one
 _BLOCK_HEAD = re.compile(r'^\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?', re.MULTILINE)
 _QUOTED = re.compile(r'"([^"\\]*)"')
+_OTHER_TABLE = re.compile(r"^\s*\[(?!\[option\]\])", re.MULTILINE)
 
 
 def _spellings(entry: Any) -> tuple[str, tuple[str, ...]]:
