@@ -623,3 +623,20 @@ def test_a_build_inferred_from_its_label_says_its_architectures_are_not_checked(
     # a listed build with its architectures gets the real test instead
     assert "arch-unknown:kern==1.0.0" not in ids(check(stack({"kern": "1.0.0+cu126"}, gpu="RTX 5090", cuda="12.6"),
                                                        database=db))
+
+
+def test_an_inferred_architecture_list_is_a_warning_with_its_basis(db, tmp_path):
+    root = tmp_path / "db"
+    shutil.copytree(db.root, root)
+    kern = root / "constraints" / "kern.toml"
+    text = kern.read_text()
+    listed = 'archs = ["7.5", "8.0", "8.6", "9.0"]\n'  # kern.cu126's
+    assert listed in text
+    kern.write_text(text.replace(listed, listed + 'archs_basis = "measured on a neighbouring release"\n', 1))
+    report = check(stack({"kern": "1.0.0+cu126"}, gpu="RTX 5090", cuda="12.6"), database=Database.load(root))
+    warning = next(f for f in report.warnings if f.id == "arch:kern==1.0.0")
+    assert warning.basis == "measured on a neighbouring release"
+    assert "arch:kern==1.0.0" in errors(check(stack({"kern": "1.0.0+cu126"}, gpu="RTX 5090", cuda="12.6"), database=db))
+    kern.write_text(text.replace('id = "kern.rocm"\n', 'id = "kern.rocm"\narchs_basis = "x"\n', 1))
+    with pytest.raises(DatabaseError, match="archs_basis"):
+        Database.load(root).component("kern")

@@ -320,15 +320,20 @@ def test_a_release_older_than_the_builds_the_database_holds_is_not_silent(db):
 
 
 def test_a_fix_for_missing_kernels_takes_a_build_whose_kernels_are_known(db):
-    """vLLM 0.9.2 pins torch 2.7.0; on an RTX 5090 its CUDA 12.6 build has no
-    sm_120 kernels (vllm-project/vllm#16901). A build whose architectures the
-    database does not know passes a check unjudged: neither the hint nor the
-    suggestion may name one."""
-    report = check(stack({"vllm": "0.9.2"}, gpu="RTX 5090", cuda="12.8", driver="575.51.03", glibc="2.39"),
+    """torch 2.7.1+cu126 on an RTX 5090: no sm_120 kernels (vllm-project/vllm#16901
+    reports the failure). A build whose architectures the database does not
+    know passes a check unjudged, one whose list is only inferred passes with
+    a warning: neither the hint nor a suggestion may name one."""
+    report = check(stack({"torch": "2.7.1+cu126"}, gpu="RTX 5090", cuda="12.8", driver="575.51.03", glibc="2.39"),
                    database=db)
-    error = next(f for f in report.errors if f.id == "arch:torch==2.7.0")
-    assert 'the cu128 build (CUDA 12.8) fits' in error.message and "cu126 build" not in error.message
-    assert [s.text() for s in report.suggestions] == ["use [system] index cu128 (instead of pypi)"]
+    error = next(f for f in report.errors if f.id == "arch:torch==2.7.1")
+    assert "the cu128 build (CUDA 12.8) fits" in error.message
+    texts = [s.text() for s in report.suggestions]
+    assert texts and all("cu128" in t or "2.8" in t for t in texts), texts
+    for suggestion in report.suggestions:
+        assert not check(suggestion.stack, database=db).findings or all(
+            not f.id.startswith(("arch:", "arch-unknown:")) for f in check(suggestion.stack, database=db).findings)
+
 
 
 def test_a_build_known_only_for_other_platforms_is_unknown_on_this_one(db):

@@ -327,7 +327,7 @@ def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
         gpu = hardware.gpu.name if hardware.gpu is not None else "the GPU"
         sm = "sm_" + str(capability).replace(".", "")
         out.append(Problem(
-            "arch", "error",
+            "arch", "warning" if build.archs_basis else "error",  # a list inferred for these releases: a warning
             f", which carries kernels for {build.arch_text()} only; {gpu} is {sm} "
             "(it fails with \"no kernel image is available for execution on the device\")",
             ("gpu",), {"found": sm},

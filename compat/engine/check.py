@@ -767,6 +767,12 @@ class _Checker:
                 return True
         return False
 
+    def _arch_basis(self, build: Build) -> str | None:
+        """What an architecture finding rests on, where it is inferred: the
+        build's list (inferred for these releases), the GPU's capability."""
+        parts = [p for p in (build.archs_basis, self._capability_basis()) if p]
+        return "; ".join(parts) or None
+
     def _capability_basis(self) -> str | None:
         """What the GPU's compute capability rests on, where the catalog infers it."""
         hardware = self.stack.hardware
@@ -1008,8 +1014,9 @@ class _Checker:
         for problem in problems:
             self.add(f"{problem.kind}:{name}=={version}", problem.severity,
                      f"{who} installs {build.describe()}{inferred}{problem.text}{hint}", (name, *problem.components),
-                     "build", build.layer, source, build=build.id,
-                     basis=self._capability_basis() if problem.kind == "arch" else None, **problem.details)
+                     "build", build.layer, build.archs_source or source if problem.kind == "arch" else source,
+                     build=build.id, basis=self._arch_basis(build) if problem.kind == "arch" else None,
+                     **problem.details)
 
     def other_build(self, release: Release, wrong: Build) -> str:
         """A build of the same release that would fit the stack, as a hint."""
@@ -1021,8 +1028,10 @@ class _Checker:
                 continue
             if build.platforms and self.stack.system.platform not in build.platforms:
                 continue
-            if build.accelerator == "cuda" and not build.archs and self.stack.hardware.compute_capability is not None:
-                continue  # whether its kernels serve the GPU is not known: no hint to take it
+            capability = self.stack.hardware.compute_capability
+            if build.accelerator == "cuda" and capability is not None and (
+                    not build.archs or not build.serves(capability)):
+                continue  # its kernels are not known to serve the GPU (or, inferred, known not to): no hint to take it
             if any(p.severity == "error" for p in judge_build(build, self.stack, self.db)):
                 continue
             if build.index == "pypi":

@@ -445,8 +445,9 @@ class _Search:
     def kernels_known(self, stack: Stack, report: Report) -> bool:
         """A stack that fails for want of its GPU's kernels is fixed only by
         a build whose architectures are known to include them: one the
-        database knows no architectures of passes a check unjudged, and is
-        no verified fix."""
+        database knows no architectures of passes a check unjudged, and one
+        whose list is only inferred passes with a warning; neither is a
+        verified fix."""
         gpu = stack.hardware.compute_capability
         failing = {name for e in self.errors if e.id.startswith("arch:") for name, _ in [_on_build(e) or ("", "")] if name}
         for name in sorted(failing):
@@ -460,8 +461,8 @@ class _Search:
             if release is None or gpu is None:
                 continue
             selected, _ = select_build(component, release, stack.packages.get(name), stack, self.db)
-            if selected is None or not selected.build.archs:
-                return False
+            if selected is None or not selected.build.archs or not selected.build.serves(gpu):
+                return False  # unknown kernels, or (where that is only inferred, a warning) none for the GPU
         return True
 
     def narrow(self, report: Report, leaf: Leaf) -> bool:

@@ -890,7 +890,7 @@ def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
     from .model import parse_arch
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
-                "exact", "needs_gpu", "source", "note"])
+                "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis"])
     build_id = table.identifier(seen, "build")
     seen.add(build_id)
     accelerator = table.choice("accelerator", ACCELERATOR_KINDS, "cuda")
@@ -916,6 +916,9 @@ def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
             raise table.error(str(exc), f"archs[{index}]") from None
     if archs and accelerator != "cuda":
         raise table.error("archs are CUDA compute capabilities: only CUDA builds have them", "archs")
+    for key in ("archs_source", "archs_basis"):
+        if key in table.data and not archs:
+            raise table.error("says where archs come from: give archs too", key)
     ptx = table.text("ptx")
     label = table.text("label")
     if label is not None and not re.fullmatch(r"[a-z0-9]+(?:[.][a-z0-9]+)*", label):
@@ -938,6 +941,8 @@ def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
         needs_gpu=table.boolean("needs_gpu", accelerator != "cpu"),
         note=note,
         file=table.file,
+        archs_source=table.text("archs_source"),
+        archs_basis=table.text("archs_basis"),
     )
 
 

@@ -249,6 +249,8 @@ def lint_database(db: Database) -> list[Problem]:
                 add(build.file, key, f"ID also used in {build_ids[build.id]}")
             build_ids[build.id] = build.file or component.name
             cite(build.file, f"{key}.source", build.source)
+            if build.archs_source:
+                cite(build.file, f"{key}.archs_source", build.archs_source)
             if component.releases and not any(build.covers(v) for v in component.releases):
                 add(build.file, f"{key}.releases", f"{build.releases} covers no release of {component.name} in the database")
     try:

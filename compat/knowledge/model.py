@@ -354,6 +354,8 @@ class Build(NamedTuple):
     platforms: tuple[str, ...] = ()
     archs: tuple[str, ...] = ()
     ptx: Version | None = None
+    archs_source: str | None = None  # the source of `archs`, where it is not the build's own
+    archs_basis: str | None = None  # set when `archs` is inferred for these releases: what it rests on
     exact: bool = False
     needs_gpu: bool = True  # False for a build that also runs on the CPU (torch's CUDA builds)
     note: str | None = None
