@@ -8,21 +8,9 @@ The facts are the builds of torch 2.1-2.8 (torch.toml, "releases before
 
 from __future__ import annotations
 
-import pytest
+from compat import check
 
-from compat import Database, check
-
-
-@pytest.fixture(scope="module")
-def db() -> Database:
-    return Database.load()
-
-
-def stack(packages: dict, gpu: str | None = "H100", **system) -> dict:
-    out: dict = {"system": {"python": "3.12", **system}, "packages": packages}
-    if gpu is not None:
-        out["hardware"] = {"gpu": gpu}
-    return out
+from .test_reported_failures import stack
 
 
 def ids(report, severity: str) -> set[str]:

@@ -12,12 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from compat import CompatError, Database, check, load_stack
-
-
-@pytest.fixture(scope="module")
-def db() -> Database:
-    return Database.load()
+from compat import CompatError, check, load_stack
 
 
 def stack(packages: dict, gpu: str | None = "H100", **system) -> dict:
