@@ -279,7 +279,7 @@ class _Search:
         self.checks_left = max_checks
         self.checks = 0
         self.names = frozenset(stack.packages)
-        self._providers: dict[tuple[str, str, str], StackProvider] = {}
+        self._providers: dict[tuple[Any, ...], StackProvider] = {}  # one per machine, index and labels
         # a release's requirement lines on the stack's packages, with their markers
         self._projected: dict[tuple[str, Version, frozenset[str]], list[tuple[str, SpecifierSet, Any]]] = {}
         self._markers: dict[tuple[int, str, frozenset[str]], bool] = {}
