@@ -352,3 +352,12 @@ def test_an_upgrade_plan_shows_the_index_its_new_stack_needs(db):
     assert plan.ok and plan.new.system.index == "cu126"
     row = next(m for m in plan.moves if m.kind == "index")
     assert (row.old, row.new, row.by_pip) == ("pypi", "cu126", True) and "cu126" in row.why
+
+
+def test_the_index_wheels_note_speaks_only_to_stacks_that_take_the_index_s_wheels(db):
+    """"torch's wheels on the package index target CUDA 13.0" is for a stack
+    that installs them, not one whose [system] index already chose PyTorch's build."""
+    taken = check(stack({"torch": "2.13.0"}, cuda="12.8"), database=db)
+    assert "torch.index-wheels.cuda-13.0" in {f.id for f in taken.findings}
+    own = check(stack({"torch": "2.13.0"}, cuda="12.6", index="cu126"), database=db)
+    assert "torch.index-wheels.cuda-13.0" not in {f.id for f in own.findings}

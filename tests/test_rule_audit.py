@@ -302,24 +302,27 @@ AUDIT = {
     # -- torch
     "torch.cuda-13.architectures": ("error", spec({"torch": "2.15.0"}, "V100"), {"T4": dict(gpu="T4"), "2.14.1": dict(packages={"torch": "2.14.1"})}),
     "torch.index-wheels.cuda-13.0": (
-        "info", spec({"torch": "2.13.0"}, "H100", cuda="12.6"), {"CUDA 13.0": dict(cuda="13.0"), "2.10.0": dict(packages={"torch": "2.10.0"})}),
+        "info", spec({"torch": "2.13.0"}, "H100", cuda="12.6"), {"CUDA 13.0": dict(cuda="13.0"), "2.10.0": dict(packages={"torch": "2.10.0"}),
+                                                                "PyTorch's cu126 build": dict(packages={"torch": "2.13.0+cu126"})}),
     "torch.index-wheels.cuda-13.2": (
-        "info", spec({"torch": "2.15.0"}, "H100", cuda="13.0"), {"CUDA 13.2": dict(cuda="13.2")}),
+        "info", spec({"torch": "2.15.0"}, "H100", cuda="13.0"), {"CUDA 13.2": dict(cuda="13.2"),
+                                                                "+cu130": dict(packages={"torch": "2.15.0+cu130"})}),
     "torch.index-wheels.cuda-12.1": (
         "info", spec({"torch": "2.4.1"}, "H100", cuda="12.4"),
-        {"CUDA 12.1": dict(cuda="12.1"), "2.5.0": dict(packages={"torch": "2.5.0"}),
+        {"CUDA 12.1": dict(cuda="12.1"), "2.5.0": dict(packages={"torch": "2.5.0"}), "+cu121": dict(packages={"torch": "2.4.1+cu121"}),
          "aarch64": dict(platform="linux-aarch64")}),
     "torch.index-wheels.cuda-12.4": (
         "info", spec({"torch": "2.6.0"}, "H100", cuda="12.8"),
-        {"CUDA 12.4": dict(cuda="12.4"), "2.7.0": dict(packages={"torch": "2.7.0"}),
+        {"CUDA 12.4": dict(cuda="12.4"), "2.7.0": dict(packages={"torch": "2.7.0"}), "+cu124": dict(packages={"torch": "2.6.0+cu124"}),
          "aarch64": dict(platform="linux-aarch64")}),
     "torch.index-wheels.cuda-12.6": (
         "info", spec({"torch": "2.7.1"}, "H100", cuda="12.8"),
         {"CUDA 12.6": dict(cuda="12.6"), "2.8.0": dict(packages={"torch": "2.8.0"}),
+         "+cu128": dict(packages={"torch": "2.7.1+cu128"}),
          "aarch64": dict(platform="linux-aarch64")}),
     "torch.index-wheels.cuda-12.8": (
         "info", spec({"torch": "2.8.0"}, "H100", cuda="12.6"),
-        {"CUDA 12.8": dict(cuda="12.8"), "aarch64": dict(platform="linux-aarch64")}),
+        {"CUDA 12.8": dict(cuda="12.8"), "aarch64": dict(platform="linux-aarch64"), "+cu128": dict(packages={"torch": "2.8.0+cu128"})}),
     "vllm.transformers-5.tokenizer": (
         "error", spec({"vllm": "0.11.0", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.11.0", "transformers": "4.57.1"}),

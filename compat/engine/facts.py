@@ -70,6 +70,9 @@ class StackFacts:
         gpu = hardware.gpu
         if key == "platform":
             return self.stack.system.platform
+        if key == "index":  # where the rule's package comes from: its pin's local label, else [system] index
+            spec = self.stack.packages.get(self.component.name) if self.component is not None else None
+            return spec.build if spec is not None and spec.build else self.stack.system.index
         if key == "accelerator":
             return hardware.accelerator
         if key in ("gpu", "gpu_arch", "gpu_segment"):

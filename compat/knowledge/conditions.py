@@ -52,7 +52,7 @@ Truth = Union[bool, Any]  # True, False or UNKNOWN
 # Keys whose value is a version of something outside pip's view. The resolver
 # sees each as a virtual package with one candidate: the stack's value.
 VERSION_KEYS = ("python", "cuda", "driver", "rocm", "compute_capability")
-_CHOICE_KEYS = ("platform", "accelerator", "gpu", "gpu_arch", "gpu_segment")
+_CHOICE_KEYS = ("platform", "accelerator", "gpu", "gpu_arch", "gpu_segment", "index")
 _MODEL_TEXT = ("family", "checkpoint_dtype")
 _MODEL_IDENTITY = ("name", "repo")  # compared by catalog identity: any alias of the same model
 _MODEL_NUMBER = ("head_dim",)
@@ -71,6 +71,7 @@ LABELS = {
     "gpu": "GPU",
     "gpu_arch": "GPU architecture",
     "gpu_segment": "GPU segment",
+    "index": "the index the package installs from",
     "gpu_count": "GPU count",
 }
 
