@@ -487,9 +487,11 @@ class _Checker:
         for target, needs in sorted(wanted.items()):
             self.shared_target(target, needs)
 
-    def nonexistent(self, need: Need, release: Release, chosen: Version | None = None) -> bool:
+    def nonexistent(self, need: Need, release: Release, chosen: Version | None = None,
+                    via: tuple[str, ...] = ()) -> bool:
         """A requirement that only a release absent from the index would meet:
-        no installer can install `release`. Reported, and True."""
+        no installer can install `release`. Reported, and True. `via`: the
+        stack's packages that pull `release` in (what a fix may move)."""
         component = self.db.component(need.name)
         if component is None or component.index_listed is None:
             return False
@@ -503,7 +505,7 @@ class _Checker:
             f"{self._who(release)} requires {need.name}{spec_text(need.specifier)}, and the index has no such release "
             f"of {need.name} (its snapshot of {component.snapshot_taken} lists every release): no installer can install "
             f"{self._who(release)}",
-            (release.package, need.name),
+            (release.package, need.name, *(v for v in via if v not in (release.package, need.name))),
             "existence",
             need.origin,
             self._source(need, release),
@@ -1161,11 +1163,28 @@ class _Checker:
         from the index meets (flashinfer-python 0.4.1, which SGLang 0.5.4
         pins, requires apache-tvm-ffi==0.1.0b15, gone from the index): said
         as what it is, with its source, not as a conflict without one."""
+        requirers: dict[str, set[str]] = defaultdict(set)  # package -> the packages whose releases required it
+        for package, _, needs in self.provider.tried():
+            for need in needs:
+                requirers[need.name].add(package)
         for cause in resolution.causes:
             parent = cause.parent
             if cause.requirement.is_virtual or parent is None or parent.release is None:
                 continue
-            self.nonexistent(cause.requirement, parent.release)
+            self.nonexistent(cause.requirement, parent.release, via=self._stack_roots(parent.name, requirers))
+
+    def _stack_roots(self, name: str, requirers: dict[str, set[str]]) -> tuple[str, ...]:
+        """The stack's packages through whose requirements `name` was pulled in."""
+        seen, pending, roots = {name}, [name], set()
+        while pending:
+            current = pending.pop()
+            if current in self.stack.packages:
+                roots.add(current)
+            for requirer in requirers.get(current, ()):
+                if requirer not in seen:
+                    seen.add(requirer)
+                    pending.append(requirer)
+        return tuple(sorted(roots))
 
     def unexplained(self, resolution: Resolution) -> None:
         parts = []
