@@ -362,3 +362,13 @@ def test_the_index_wheels_note_speaks_only_to_stacks_that_take_the_index_s_wheel
     assert "torch.index-wheels.cuda-13.0" in {f.id for f in taken.findings}
     own = check(stack({"torch": "2.13.0"}, cuda="12.6", index="cu126"), database=db)
     assert "torch.index-wheels.cuda-13.0" not in {f.id for f in own.findings}
+
+
+def test_a_fix_does_not_trade_the_error_for_its_own_inferred_warning(db):
+    """vLLM 0.11.0 with Transformers 5 fails; vLLM 0.10.2 with it is only
+    expected to (an inferred warning): not a fix to propose."""
+    report = check(stack({"vllm": "0.11.0", "transformers": "5.0.0"}, gpu="A100", cuda="12.8", python="3.11"),
+                   database=db)
+    texts = [s.text() for s in report.suggestions]
+    assert texts and not any("vllm 0.10" in t for t in texts), texts
+    assert any(t.startswith("use transformers 4.") for t in texts)

@@ -96,7 +96,7 @@ def check_stack(
             report.explanation.facts.extend(f for f in checker.blocking if f not in report.explanation.facts)
         from .suggest import search
 
-        outcome = search(stack, db, report.errors, ignore=ignore)
+        outcome = search(stack, db, report.errors, ignore=ignore, warned=[f.id for f in report.warnings])
         report.suggestions = outcome.suggestions
         if outcome.unfixed is not None:  # nothing within the search's reach: say so, and why
             report.findings = sorted([*report.findings, outcome.unfixed],

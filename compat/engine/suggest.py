@@ -219,6 +219,7 @@ def search(
     newest: bool = False,
     ignore: tuple[str, ...] | list[str] = (),
     max_checks: int = MAX_CHECKS,
+    warned: Iterable[str] = (),
 ) -> Outcome:
     """The smallest verified changes that clear `errors` (the check of `stack`'s).
 
@@ -226,9 +227,13 @@ def search(
     move: the targets of a plan;
     `newest` gives a package that must move its newest release that fits, as
     pip and uv do, rather than the nearest one; `ignore` is passed to the
-    checks that verify each suggestion; `max_checks` bounds them."""
-    return _Search(stack, db, errors, frozen=frozenset(frozen), newest=newest, ignore=tuple(ignore),
-                   limit=limit, max_checks=max_checks).run()
+    checks that verify each suggestion; `max_checks` bounds them; `warned`
+    holds the IDs of the stack's own warnings (a fix may keep those, not
+    add one on the packages of the errors)."""
+    found = _Search(stack, db, errors, frozen=frozenset(frozen), newest=newest, ignore=tuple(ignore),
+                    limit=limit, max_checks=max_checks)
+    found.warned = frozenset(warned)
+    return found.run()
 
 
 def fitting(stack: Stack, db: Database, name: str, versions: Iterable[Version]) -> list[Version]:
@@ -272,6 +277,7 @@ class _Search:
         self.stack = stack
         self.db = db
         self.errors = errors
+        self.warned: frozenset[str] = frozenset()  # the stack's own warnings (search sets them)
         self.frozen = frozen
         self.newest = newest
         self.ignore = ignore
@@ -424,7 +430,7 @@ class _Search:
                 report = self.check(leaf)
                 if report is None:
                     continue
-                if not report.errors and self.kernels_known(leaf.stack, report):
+                if not report.errors and self.kernels_known(leaf.stack, report) and not self.new_doubt(report):
                     found.setdefault(leaf.changes, self.suggestion(leaf, report))
                     solved.add(axes)
                     continue
@@ -441,6 +447,14 @@ class _Search:
         values = set(leaf.values)
         return any(failed <= values and not ({a for a, _ in values - failed} & involved)
                    for failed, involved in self.failures)
+
+    def new_doubt(self, report: Report) -> bool:
+        """Whether a fix trades an error for a warning on the same packages
+        that the stack did not have (vLLM 0.10.2 with Transformers 5: the
+        inferred form of the error on 0.11.0): no verified fix."""
+        involved = {c for e in self.errors for c in e.components}
+        return any(w.kind == "requirement" and w.id not in self.warned and involved & set(w.components)
+                   for w in report.warnings)
 
     def kernels_known(self, stack: Stack, report: Report) -> bool:
         """A stack that fails for want of its GPU's kernels is fixed only by
