@@ -154,7 +154,7 @@ class Database:
         """One GPU of the catalog by forgiving name (without reading the rest)."""
         if self._catalog is not None:
             return self._catalog.find(name)
-        return GpuCatalog.find_in_file(os.path.join(self.root, "gpus.toml"), name)
+        return _first(GpuCatalog.find_in_file(path, name) for path in self.catalog_paths("gpus.toml"))
 
     def option_catalog(self, component: str) -> OptionCatalog | None:
         """The flags of `component` release by release (``options/<name>.toml``), or None."""
@@ -172,7 +172,7 @@ class Database:
 
         if self._models is not None:
             return self._models.find(name)
-        return ModelCatalog.find_in_file(os.path.join(self.root, MODELS_FILE), name)
+        return _first(ModelCatalog.find_in_file(path, name) for path in self.catalog_paths(MODELS_FILE))
 
     @property
     def models(self) -> ModelCatalog:
@@ -180,15 +180,21 @@ class Database:
         if self._models is None:
             from .models import MODELS_FILE, ModelCatalog
 
-            path = os.path.join(self.root, MODELS_FILE)
-            self._models = ModelCatalog.load(path) if os.path.exists(path) else ModelCatalog([])
+            self._models = ModelCatalog([model for path in self.catalog_paths(MODELS_FILE) if os.path.exists(path)
+                                         for model in ModelCatalog.load(path).models])
         return self._models
 
     @property
     def catalog(self) -> GpuCatalog:
         if self._catalog is None:
-            self._catalog = GpuCatalog.load(os.path.join(self.root, "gpus.toml"))
+            self._catalog = GpuCatalog([gpu for path in self.catalog_paths("gpus.toml")
+                                        for gpu in GpuCatalog.load(path).gpus])
         return self._catalog
+
+    def catalog_paths(self, file: str) -> list[str]:
+        """The files of the catalog `file` (``gpus.toml``, ``models.toml``),
+        the bundled one first (an overlay adds its own: layers.py)."""
+        return [os.path.join(self.root, file)]
 
     def relevant(self, named: Iterable[str]) -> frozenset[str] | None:
         """The packages a check of a stack naming `named` must resolve (see
@@ -946,3 +952,6 @@ def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
     )
 
 
+def _first(found: Iterable[Any]) -> Any:
+    """The first of `found` that is not None (lazily: later files stay unread)."""
+    return next((item for item in found if item is not None), None)

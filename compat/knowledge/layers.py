@@ -42,8 +42,7 @@ from .database import SOURCES_FILE, Database, _load_sources, _overlay, _parse_co
 from .model import Component, Source
 
 if TYPE_CHECKING:
-    from .catalog import Gpu, GpuCatalog
-    from .models import ModelCatalog, ModelEntry
+    from .models import ModelCatalog
     from .options import OptionCatalog
 
 __all__ = [
@@ -376,45 +375,9 @@ class LayeredDatabase(Database):
         path = os.path.join(self.overlay, name)
         return path if os.path.exists(path) else None
 
-    def gpu(self, name: str) -> Gpu | None:
-        found = super().gpu(name)
-        local = self.local_file("gpus.toml")
-        if found is None and local is not None and self._catalog is None:
-            from .catalog import GpuCatalog
-
-            found = GpuCatalog.find_in_file(local, name)
-        return found
-
-    @property
-    def catalog(self) -> GpuCatalog:
-        if self._catalog is None:
-            from .catalog import GpuCatalog
-
-            bundled = Database.catalog.fget(self)  # type: ignore[attr-defined]
-            local = self.local_file("gpus.toml")
-            if local is not None:
-                self._catalog = GpuCatalog(bundled.gpus + GpuCatalog.load(local).gpus)
-        return self._catalog
-
-    def model(self, name: str) -> ModelEntry | None:
-        found = super().model(name)
-        local = self.local_file("models.toml")
-        if found is None and local is not None and self._models is None:
-            from .models import ModelCatalog
-
-            found = ModelCatalog.find_in_file(local, name)
-        return found
-
-    @property
-    def models(self) -> ModelCatalog:
-        if self._models is None:
-            from .models import ModelCatalog
-
-            bundled = Database.models.fget(self)  # type: ignore[attr-defined]
-            local = self.local_file("models.toml")
-            if local is not None:
-                self._models = ModelCatalog(bundled.models + ModelCatalog.load(local).models)
-        return self._models
+    def catalog_paths(self, file: str) -> list[str]:
+        local = self.local_file(file)
+        return super().catalog_paths(file) + ([local] if local is not None else [])
 
     @property
     def sources(self) -> dict[str, Source]:
