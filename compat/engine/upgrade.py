@@ -32,7 +32,7 @@ from ..knowledge.conditions import UNKNOWN, value_text
 from ..knowledge.database import Database
 from ..knowledge.layers import cites_local, is_local
 from ..knowledge.model import Component, Release, Rule
-from ..sources.stack import PackageSpec, Stack
+from ..sources.stack import PackageSpec, Stack, is_cpython
 from .check import check_stack
 from .facts import VIRTUAL_PREFIX, StackFacts
 from .findings import Finding, Report
@@ -92,6 +92,8 @@ def _parse_target(text: str, stack: Stack, db: Database) -> Target:
         pins = [s for s in specifier if s.operator == "=="]
         if len(pins) != 1 or len(list(specifier)) != 1 or "*" in pins[0].version:
             raise StackError(f"{text!r}: give {name} one version, such as {name}==3.12", key="--to")
+        if name == "python" and not is_cpython(Version(pins[0].version)):
+            raise StackError(f"{text!r}: expected a CPython 3 version such as python==3.12", key="--to")
         return Target(name, specifier, text.strip())
     if name not in db.names() and name not in stack.packages:
         raise StackError(f"{text!r}: the database does not track {name!r}{did_you_mean(name, db.names())}",

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .. import _toml
 from ..errors import StackError
-from .requirements import Entry
+from .requirements import Entry, long_version
 from .stack import Place
 
 __all__ = ["LockFile", "read_pylock"]
@@ -59,7 +59,9 @@ class LockFile:
             raise StackError(str(exc), file=self.path, key="lock-version",
                              line=_toml.locate(self.text, (), "lock-version")) from None
         except pylock.PylockValidationError as exc:
-            raise StackError(exc.message, file=self.path, key=exc.context, line=self._line(exc.context)) from None
+            # a marker's error spans three lines (the marker and a caret under it): the first says what
+            raise StackError(exc.message.splitlines()[0] if exc.message else "invalid lock", file=self.path,
+                             key=exc.context, line=self._line(exc.context)) from None
         # the first line of each [[packages]] table, in order (a lock written inline has none)
         starts = [line for line, _ in _toml.blocks(self.text, "packages")]
         self.lines: list[int | None] = starts if len(starts) == len(self.lock.packages) else \
@@ -71,7 +73,18 @@ class LockFile:
             raise StackError("expected a table of application = \"version\"", file=self.path,
                              key="[tool.compat] applications",
                              line=_toml.locate(self.text, ("tool", "compat"), "applications"))
-        self.applications: Mapping[str, str] = applications
+        self.applications: dict[str, Requirement] = {}
+        for name, version in applications.items():
+            try:
+                requirement = Requirement(f"{name}=={version}")
+            except InvalidRequirement:
+                requirement = None
+            if requirement is None or requirement.name != name or requirement.marker or requirement.extras \
+                    or requirement.url or long_version(requirement):
+                raise StackError(f"expected application = \"version\", got {name!r} = {version[:40]!r}",
+                                 file=self.path, key=f"[tool.compat.applications] {name[:40]}",
+                                 line=_toml.locate(self.text, ("tool", "compat", "applications"), name))
+            self.applications[name] = requirement
 
     def _line(self, context: str | None) -> int | None:
         """The line of a validation error's context (``packages[3].version``)."""
@@ -106,9 +119,9 @@ class LockFile:
                                  "tell what it installs; give the version in the lock", file=place.file,
                                  line=place.line)
             entries.append(Entry(Requirement(f"{package.name}=={package.version}"), place))
-        for name, version in sorted(self.applications.items()):
+        for name, requirement in sorted(self.applications.items()):
             line = _toml.locate(self.text, ("tool", "compat", "applications"), name)
-            entries.append(Entry(Requirement(f"{name}=={version}"), Place(self.path, line)))
+            entries.append(Entry(requirement, Place(self.path, line)))
         return entries
 
     def _tags(self) -> list[Any]:

@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from .. import _toml
 from .._names import did_you_mean, normalize
 from ..errors import StackError
-from .requirements import Entry, with_marker
+from .requirements import Entry, long_version, with_marker
 from .stack import Place
 
 __all__ = ["read_pyproject"]
@@ -160,6 +160,9 @@ class _Project:
             except InvalidRequirement as exc:
                 raise self.error(f"not a PEP 508 requirement ({str(exc).splitlines()[0]}): {value!r}", table, key,
                                  line) from None
+            too_long = long_version(requirement)
+            if too_long:
+                raise self.error(too_long, table, key, line)
             if self.name is not None and normalize(requirement.name) == self.name:
                 entries += self._itself(requirement, seen)
                 continue

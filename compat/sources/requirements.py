@@ -43,7 +43,7 @@ from packaging.utils import (
 
 from .. import _toml
 from ..errors import StackError
-from .stack import Place
+from .stack import MAX_VERSION, Place
 
 if TYPE_CHECKING:
     from packaging.markers import Marker
@@ -250,11 +250,24 @@ def _requirement(text: str, place: Place, constraint: bool) -> list[Entry]:
         message = str(exc).splitlines()[0]
         raise StackError(f"not a PEP 508 requirement ({message}): {text!r}", file=place.file,
                          line=place.line) from None
+    too_long = long_version(requirement)
+    if too_long:
+        raise StackError(too_long, file=place.file, line=place.line)
     if constraint and requirement.extras:
         raise StackError(f"{text!r}: constraints cannot have extras (as pip says)", file=place.file, line=place.line)
     if requirement.url:
         return _location(requirement.url, place, requirement)
     return [Entry(requirement, place, constraint)]
+
+
+def long_version(requirement: Requirement) -> str | None:
+    """Why `requirement` cannot be used when one of its versions is longer
+    than a stack allows (a version of thousands of digits is no number
+    Python reads), else None."""
+    for spec in requirement.specifier:
+        if len(spec.version) > MAX_VERSION:
+            return f"{requirement.name}: a version of more than {MAX_VERSION} characters"
+    return None
 
 
 def _looks_like_location(text: str) -> bool:

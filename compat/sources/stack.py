@@ -76,6 +76,16 @@ MAX_KEY = 256  # characters of a key
 MAX_STRING = 4096  # characters of a string value
 MAX_VERSION = 256  # characters of a version or specifier string
 MAX_INT = 2**63  # TOML integers are 64-bit
+MAX_PYTHON_MINOR = 99  # 3.x: a check walks every minor up to x for the wheel tags it accepts
+
+
+def is_cpython(version: Version) -> bool:
+    """Whether `version` is one a stack may give as its Python: CPython 3.x or 3.x.y.
+
+    >>> is_cpython(Version("3.12")), is_cpython(Version("3")), is_cpython(Version("3.12rc1"))
+    (True, False, False)
+    """
+    return bool(_PYTHON.fullmatch(str(version))) and version.major == 3 and version.minor <= MAX_PYTHON_MINOR
 
 
 class System(NamedTuple):
@@ -460,7 +470,7 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
     if "python" not in table:
         raise read.error("missing (the CPython version, such as \"3.12\")", where, "python")
     python = read.version(table["python"], where, "python", "3.12")
-    if not _PYTHON.fullmatch(str(python)) or python.major != 3:
+    if not is_cpython(python):
         raise read.error(f"expected a CPython 3 version such as \"3.12\" or \"3.12.7\", got {table['python']!r}", where, "python")
     platform = table.get("platform", "linux-x86_64")
     if not isinstance(platform, str):
