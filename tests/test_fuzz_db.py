@@ -46,7 +46,7 @@ from compat.knowledge.snapshot import (
 )
 
 from .test_db_readers import STACK, small_database
-from .test_fuzz import mutate, one_line_error
+from .test_fuzz import mutate, outcome
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -293,15 +293,6 @@ def show(root: Path) -> str:
     texts = [render_text(describe(db, db.component("vllm"), Version("0.32.0"))),
              render_text(describe(db, db.component("transformers")))]
     return "".join(texts) + str(len(db.catalog.gpus))
-
-
-def outcome(run) -> object:
-    """Run; the result, or the CompatError (one line); any other exception fails the test."""
-    try:
-        return run()
-    except CompatError as exc:
-        one_line_error(exc)
-        return exc
 
 
 def put(path: Path, data: bytes) -> None:

@@ -73,7 +73,7 @@ def render(reports: Report | Iterable[Report], *, min_severity: str = "info") ->
             line = (where.line or 1) if where.file else None
             out.append(annotation(LEVELS[finding.severity], _message(finding), file=where.file, line=line,
                                   title=finding.id))
-        name = report.stack.path or "<stack>"
+        name = escape_data(report.stack.path or "<stack>")  # a newline in a path must not start a command line
         out.append(f"compat: {name}: {verdict(report, hidden=len(report.active) - len(shown))}")
     return "\n".join(out) + "\n"
 

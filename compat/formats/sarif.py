@@ -21,6 +21,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..engine.findings import FAMILIES, SEVERITY_ORDER, Finding, Location, Report, at_least, family
 from ..errors import CompatError
+from .markdown_report import escape as _md
 
 __all__ = ["render", "render_error", "SCHEMA_URI"]
 
@@ -84,7 +85,8 @@ def _rule(rule_id: str, findings: list[Finding]) -> dict[str, Any]:
     pattern = f"{rule_id}:*" if rule_id in FAMILIES else rule_id
     text += ["", "Suppress one result with --ignore ID or [compat] ignore = [\"ID\"] in the stack file (its ID is the "
                  f"result's properties.id){f', or all of them with {pattern!r}' if pattern != rule_id else ''}."]
-    markdown = [summary, ""] + [f"- Source: {s}" for s in sources] + [f"- <{u}>" for u in urls]
+    # help.markdown is rendered: the database's text is escaped as the Markdown report escapes it
+    markdown = [_md(summary), ""] + [f"- Source: {_md(s)}" for s in sources] + [f"- <{u}>" for u in urls]
     return {
         "id": rule_id,
         "name": rule_id,
