@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     from ..sources.stack import Stack
     from .findings import Finding, Report
 
-__all__ = ["Move", "Crossing", "Plan", "Outdated", "OutdatedReport", "CATEGORIES", "MACHINE_KINDS"]
+__all__ = ["Move", "Crossing", "Plan", "Outdated", "OutdatedReport", "CATEGORIES"]
 
-MACHINE_KINDS = ("python", "cuda", "driver", "gpu", "platform")  # what pip cannot change
 
 # What an upgrade crosses, in the order a reader wants them.
 CATEGORIES = {

@@ -184,20 +184,12 @@ def constraints_on(target: str, db: Database, stack: Stack | None = None) -> Why
             chosen = {n: s.pinned for n, s in stack.packages.items()}
         report.stack = stack.path or "<stack>"
         facts = StackFacts(stack, chosen)
-    curated = _curated(db)
+    curated = db.curated()  # the components whose rules, builds and curated requirements live nowhere else
     if kind == "package":
         _package(report, db, curated, stack, chosen, facts)
     else:
         _machine(report, db, curated, stack, chosen, facts)
     return report
-
-
-def _curated(db: Database) -> set[str]:
-    """The components with a file of curated facts: their rules, builds and
-    curated requirements live nowhere else. Found without reading the
-    hundreds of snapshots of the others (a file of constraints/ each, as
-    `Database.names` lists them)."""
-    return db.curated()
 
 
 def _load(db: Database, names: set[str] | None) -> list[Component]:
