@@ -97,10 +97,14 @@ def read(path: str, text: str) -> dict[str, Any] | None:
             raw = handle.read(_limit(text) + 1)
         if len(raw) > _limit(text):
             return None
-        rendered = json.loads(raw.decode("utf-8"), object_hook=_decode)
+        # Each object goes through _decode, and every value is walked by
+        # _is_toml, only where the text can hold a date ("$date", or a key
+        # written with escapes) or a null: most renderings hold neither.
+        dated = b'"$' in raw or b"\\u" in raw
+        rendered = json.loads(raw.decode("utf-8"), object_hook=_decode if dated else None)
     except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON, a bad date
         return None
     if not isinstance(rendered, dict) or rendered.get("source") != digest(text):
         return None
     data = rendered.get("data")
-    return data if isinstance(data, dict) and _is_toml(data) else None
+    return data if isinstance(data, dict) and (b"null" not in raw or _is_toml(data)) else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sys
@@ -491,3 +492,20 @@ def test_any_text_in_a_curated_file_is_read_or_refused(fuzz_root, tmp_path_facto
         outcome(lambda: load(root, file))
     finally:
         put(root / file, original)
+
+
+@pytest.mark.parametrize("written", [
+    '"' + "1" * 101 + '"',
+    '"' + "\\u0031" * 101 + '"',  # digits made by escapes: none shows in the text
+    '"""' + "1" * 60 + "\\\n    " + "1" * 60 + '"""',  # a line continuation joins two runs
+])
+def test_a_number_too_long_is_found_however_the_string_is_written(tmp_path, written):
+    from compat.errors import DatabaseError
+    from compat.knowledge._schema import MAX_DIGITS, Table
+
+    text = f"summary = {written}\n"
+    data = tomllib.loads(text)
+    assert any(len(run) > MAX_DIGITS for run in re.findall("[0-9]+", data["summary"]))
+    with pytest.raises(DatabaseError, match="digits"):
+        Table(data, "x.toml", "", text=text)
+    Table({"summary": "1" * 100}, "x.toml", "", text='summary = "' + "1" * 100 + '"\n')  # 100 is allowed

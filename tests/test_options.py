@@ -336,3 +336,28 @@ def test_a_table_after_the_options_is_read_as_a_full_parse_reads_it(tmp_path):
     path = tmp_path / "vllm.toml"
     path.write_text(head + "[[option]]" + rest + "\n" + gpus)
     assert OptionCatalog.scan(str(path), "vllm").gpus == OptionCatalog.load(str(path), "vllm").gpus is not None
+
+
+def test_a_release_s_definition_is_found_by_its_releases_line_alone(tmp_path):
+    """`at` reads only the definition that holds for the release: another
+    range's table, even a broken one, is left to lint; a table whose
+    ``releases`` line may hide in a multi-line string is read to be sure."""
+    from compat.knowledge.options import OptionCatalog
+    from packaging.version import Version
+
+    def block(releases: str, default: str, extra: str = "") -> str:
+        return (f'[[option]]\nname = "kv-cache-dtype"\ntype = "choice"\nvalues = ["auto", "fp8"]\n{extra}'
+                f'releases = "{releases}"\ndefault = "{default}"\nsource = "vllm-0.32.0"\n\n')
+
+    head = 'schema = 1\ncomponent = "vllm"\ncovers = ">=0.30.0"\n\n'
+    path = tmp_path / "vllm.toml"
+    path.write_text(head + block(">=0.30.0,<0.31.0", "auto").replace("type = ", "type = \nx = ") + block(">=0.31.0", "fp8"))
+    catalog = OptionCatalog.scan(str(path), "vllm")
+    assert catalog.knows("kv-cache-dtype") and catalog.at("kv-cache-dtype", Version("0.32.0")).default == "fp8"
+    with pytest.raises(DatabaseError):  # the broken table, once its release asks for it
+        catalog.at("kv-cache-dtype", Version("0.30.1"))
+    hidden = 'summary = """\nreleases = ">=0.31.0"\n"""\n'
+    path.write_text(head + block(">=0.30.0,<0.31.0", "fp8", hidden) + block(">=0.31.0", "auto"))
+    catalog = OptionCatalog.scan(str(path), "vllm")
+    assert catalog.at("kv-cache-dtype", Version("0.30.1")).default == "fp8"
+    assert catalog.at("kv-cache-dtype", Version("0.32.0")).default == "auto"

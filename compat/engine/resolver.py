@@ -12,7 +12,6 @@ within the stack's ranges, versions that satisfy all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from packaging.specifiers import SpecifierSet
@@ -126,8 +125,9 @@ class Gap(NamedTuple):
     need: Need
 
 
-@dataclass
-class Resolution:
+class Resolution(NamedTuple):
+    """What a resolution found: the versions chosen, or why there are none."""
+
     ok: bool
     versions: dict[str, Candidate]
     causes: list[RequirementInformation[Need, Candidate]]

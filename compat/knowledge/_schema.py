@@ -98,16 +98,19 @@ class Table:
     """A view of one TOML table that reports problems as DatabaseError.
 
     The root table of a file (`key` empty) checks every string of the file
-    once for a number too long to convert (`MAX_DIGITS`).
+    once for a number too long to convert (`MAX_DIGITS`): given the `text`
+    the data was parsed from, only when the text could hold one (a run of
+    that many digits, or a backslash, through which an escape or a line
+    continuation can make digits of a string meet).
     """
 
-    def __init__(self, data: Any, file: str, key: str) -> None:
+    def __init__(self, data: Any, file: str, key: str, *, text: str | None = None) -> None:
         if not isinstance(data, Mapping):
             raise DatabaseError("expected a table", file=file, key=key or None)
         self.data = data
         self.file = file
         self.key = key
-        if not key:
+        if not key and (text is None or "\\" in text or LONG_NUMBER.search(text)):
             long = _long_number(data)
             if long is not None:
                 raise self.error(f"a number of more than {MAX_DIGITS} digits", long)

@@ -587,8 +587,8 @@ def _without_scheme(url: str) -> str | None:
 def _load_pythons(path: str) -> tuple[PythonRelease, ...]:
     if not os.path.exists(path):
         return ()
-    data, _ = _toml.load(path, error=DatabaseError)
-    root = Table(data, path, "")
+    data, text = _toml.load(path, error=DatabaseError)
+    root = Table(data, path, "", text=text)
     root.only(["schema", "python"])
     out: list[PythonRelease] = []
     for table in root.tables("python"):
@@ -614,8 +614,8 @@ def _load_pythons(path: str) -> tuple[PythonRelease, ...]:
 def _load_cuda(path: str) -> CudaFacts:
     if not os.path.exists(path):
         return CudaFacts({})
-    data, _ = _toml.load(path, error=DatabaseError)
-    root = Table(data, path, "")
+    data, text = _toml.load(path, error=DatabaseError)
+    root = Table(data, path, "", text=text)
     root.only(["schema", "driver", "runtime", "labels"])
     drivers: dict[int, tuple[Version, str]] = {}
     for table in root.tables("driver"):
@@ -762,8 +762,8 @@ def _option_spec(table: Table, key: str) -> OptionSpec:
 
 def _parse_component(path: str, name: str) -> Component:
     file = path
-    data, _ = _toml.load(path, error=DatabaseError)
-    root = Table(data, file, "")
+    data, text = _toml.load(path, error=DatabaseError)
+    root = Table(data, file, "", text=text)
     root.only(["schema", "component", "options", "release", "rule", "build"])
     if data.get("schema", SCHEMA) != SCHEMA:
         raise root.error(f"unsupported schema {data.get('schema')!r} (expected {SCHEMA})", "schema")

@@ -154,8 +154,8 @@ class OptionCatalog:
     @classmethod
     def load(cls, path: str, component: str) -> OptionCatalog:
         """The whole file, parsed (lint; `scan` for a check)."""
-        data, _ = _toml.load(path, error=DatabaseError)
-        return cls._from(data, path, component)
+        data, text = _toml.load(path, error=DatabaseError)
+        return cls._from(data, path, component, text=text)
 
     @classmethod
     def scan(cls, path: str, component: str) -> OptionCatalog:
@@ -171,7 +171,7 @@ class OptionCatalog:
             # written otherwise than one name line and its aliases after it, or with a table after the options
             return cls.load(path, component)
         head = text[: starts[0].start()] if starts else text
-        catalog = cls._from(_toml.loads(head, file=path, error=DatabaseError), path, component, scanned=True)
+        catalog = cls._from(_toml.loads(head, file=path, error=DatabaseError), path, component, scanned=True, text=head)
         ends = [m.start() for m in starts[1:]] + [len(text)]
         entries: list[Any] = [
             (m, text, end, position) for position, (m, end) in enumerate(zip(starts, ends))
@@ -180,8 +180,9 @@ class OptionCatalog:
         return catalog
 
     @classmethod
-    def _from(cls, data: dict[str, Any], path: str, component: str, *, scanned: bool = False) -> OptionCatalog:
-        root = Table(data, path, "")
+    def _from(cls, data: dict[str, Any], path: str, component: str, *, scanned: bool = False,
+              text: str | None = None) -> OptionCatalog:
+        root = Table(data, path, "", text=text)
         root.only(["schema", "component", "covers", "gpus", "option"])
         if root.data.get("schema", 1) != 1:
             raise root.error(f"unsupported schema {root.data.get('schema')!r} (expected 1)", "schema")
@@ -202,7 +203,7 @@ class OptionCatalog:
         return [self._entry(position) for position in self._by_key.get(option_key(flag), ())]
 
     def knows(self, flag: str) -> bool:
-        return bool(self.definitions(flag))
+        return bool(self._by_key.get(option_key(flag)))
 
     def canonical(self, flag: str) -> str | None:
         """The flag's own name for an alias (``tp`` -> ``tensor-parallel-size``)."""
@@ -210,11 +211,34 @@ class OptionCatalog:
         return found[0].name if found else None
 
     def at(self, flag: str, version: Version | None) -> OptionDef | None:
-        """The definition of `flag` in release `version` (None: no such flag there)."""
-        for option in self.definitions(flag):
+        """The definition of `flag` in release `version` (None: no such flag
+        there). A flag is defined anew for each range of releases whose
+        parser changed it: only the definition that holds is read."""
+        for position in self._by_key.get(option_key(flag), ()):
+            if not self._may_hold(position, version):
+                continue
+            option = self._entry(position)
             if option.has(version):
                 return option
         return None
+
+    def _may_hold(self, position: int, version: Version | None) -> bool:
+        """Whether the definition at `position` may hold for `version`, told
+        for a block not yet read by its ``releases`` line alone: only where
+        the block has one such line and no multi-line string (in which a
+        line could look like one); otherwise it is read."""
+        entry = self._entries[position]
+        if version is None or isinstance(entry, OptionDef) or not isinstance(entry, tuple):  # read already, or a table
+            return True
+        match, text, end, _ = entry
+        block = text[match.end():end]
+        found = _RELEASES_LINE.findall(block)
+        if len(found) != 1 or '"""' in block or "'''" in block:
+            return True
+        try:
+            return SpecifierSet(found[0]).contains(version, prereleases=True)
+        except InvalidSpecifier:
+            return True  # reading it reports what is wrong
 
     def suggest(self, flag: str) -> str | None:
         """The flag (or alias) spelled closest to `flag`, for a did-you-mean."""
@@ -290,6 +314,7 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
 _BLOCK_HEAD = re.compile(r'^\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?', re.MULTILINE)
 _QUOTED = re.compile(r'"([^"\\]*)"')
 _OTHER_TABLE = re.compile(r"^\s*\[(?!\[option\]\])", re.MULTILINE)
+_RELEASES_LINE = re.compile(r'^releases = "([^"\\\n]*)"$', re.MULTILINE)
 
 
 def _spellings(entry: Any) -> tuple[str, tuple[str, ...]]:
