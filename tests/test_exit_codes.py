@@ -103,3 +103,31 @@ def test_an_output_file_that_cannot_be_written_is_exit_2(capsys, tmp_path, comma
     code, _, err = run(capsys, *command, "-o", str(target))
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith("compat: error: ") and str(blocker) in err and "internal" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "{dir}"],
+    ["check", "--requirements", "{dir}"],
+    ["resolve", "{dir}"],
+    ["matrix", "{dir}"],
+    ["check", "--db", "{file}", "{file}"],
+])
+def test_a_folder_where_a_file_is_expected_is_one_line_exit_2(capsys, tmp_path, args):
+    """As a missing file is: `compat: error: ...` naming the path, no usage text."""
+    stack = tmp_path / "stack.toml"
+    stack.write_text("[packages]\nvllm = \"0.32.0\"\n")
+    code, _, err = run(capsys, *[a.format(dir=tmp_path, file=stack) for a in args])
+    assert code == 2 and err.count("\n") == 1 and err.startswith("compat: error: ")
+    assert str(tmp_path) in err and "Usage" not in err
+
+
+def test_the_console_script_and_python_m_run_the_same_entry(tmp_path):
+    """`python -m compat` and the installed script both go through `run`,
+    which ends the process with the collector's objects frozen."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "compat"]
+    assert script.value == "compat.cli:run"
+    done = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and "OK:" in done.stdout

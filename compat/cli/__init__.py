@@ -137,7 +137,12 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=args, prog_name="compat", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:  # usage errors, bad paths: input compat cannot use
+    except click.BadParameter as exc:
+        if not isinstance(getattr(exc.param, "type", None), click.Path):
+            exc.show()
+            sys.exit(EXIT_INPUT)
+        _fail(exc.format_message())  # a directory where a file is expected: a bad input, said in one line
+    except click.ClickException as exc:  # usage errors: input compat cannot use
         exc.show()
         sys.exit(EXIT_INPUT)
     except (click.Abort, KeyboardInterrupt):

@@ -7,6 +7,7 @@ import json as _json
 from collections import defaultdict
 
 from ..engine.matrix import Exclusion, Matrix
+from .markdown_report import code, escape
 
 __all__ = ["github", "json", "markdown", "excluded_text", "summary", "uncoverable_text"]
 
@@ -88,25 +89,25 @@ def markdown(matrix: Matrix, rows: str, columns: str | None = None, *, explain: 
         finding = exclusion.finding
         if finding.id not in notes:
             notes[finding.id] = len(notes) + 1
-            texts.append(f"{notes[finding.id]}. {finding.message} (`{finding.id}`)")
+            texts.append(f"{notes[finding.id]}. {escape(finding.message)} ({code(finding.id)})")
         reasons[key(cell)].add(notes[finding.id])
-    title = f"{rows} \\ {columns}" if columns is not None else rows
-    heads = column_values if columns is not None else ("works",)
+    title = f"{escape(rows)} \\ {escape(columns)}" if columns is not None else escape(rows)
+    heads = [escape(c) for c in column_values] if columns is not None else ["works"]
     lines = [f"| {title} | " + " | ".join(heads) + " |", "|" + " --- |" * (len(column_values) + 1)]
     for r in row_values:
         marks = [_mark(works.get((r, c), 0), per_pair, reasons.get((r, c), set())) for c in column_values]
-        lines.append(f"| {r} | " + " | ".join(marks) + " |")
+        lines.append(f"| {escape(r)} | " + " | ".join(marks) + " |")
     lines.append("")
     others = [a.name for a in matrix.axes.axes if a.name not in (rows, columns)]
     if others:
-        lines.extend([f"✓: works with every {', '.join(others)} of the matrix; ✓ n/m: with n of the m combinations "
+        lines.extend([f"✓: works with every {', '.join(escape(o) for o in others)} of the matrix; ✓ n/m: with n of the m combinations "
                       "of them; ✗: with none.", ""])
     lines.extend(texts)
     if matrix.coverage is not None:
         lines.extend(["", _rows_table(matrix)])
     if explain and matrix.excluded:
         lines.extend(["", "Excluded combinations:", ""])
-        lines.extend(f"- {_values_text(e)} ({_cells(e.cells)}): {e.finding.message} (`{e.finding.id}`)"
+        lines.extend(f"- {escape(_values_text(e))} ({_cells(e.cells)}): {escape(e.finding.message)} ({code(e.finding.id)})"
                      for e in matrix.excluded)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -123,7 +124,7 @@ def _rows_table(matrix: Matrix) -> str:
     """The rows a covering array keeps, one per line."""
     names = [a.name for a in matrix.axes.axes]
     lines = [f"Rows covering every compatible {_tuples(matrix.coverage.strength if matrix.coverage else 2)[:-1]} "
-             f"({len(matrix.rows)}):", "", "| " + " | ".join(names) + " |", "|" + " --- |" * len(names)]
+             f"({len(matrix.rows)}):", "", "| " + " | ".join(escape(n) for n in names) + " |", "|" + " --- |" * len(names)]
     for row in matrix.rows:
-        lines.append("| " + " | ".join(row.values[n] for n in names) + " |")
+        lines.append("| " + " | ".join(escape(row.values[n]) for n in names) + " |")
     return "\n".join(lines)
