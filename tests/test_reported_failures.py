@@ -98,6 +98,32 @@ def test_a_finding_on_an_inferred_compute_capability_says_so(db):
     assert next(f for f in b200.errors if f.id == "vllm-omni.fa3-fp8.sm90").basis is None
 
 
+
+def test_a_range_whose_newest_torch_is_a_cuda_13_build_says_what_pip_installs(db):
+    # pip and uv take the newest torch the range admits, a CUDA 13 build, on a CUDA 12.8 machine;
+    # the check judges the newest that fits, and says which one to pin
+    report = check(stack({"torch": ">=2.6"}, gpu="V100", cuda="12.8", driver="570.86"), database=db)
+    (finding,) = [f for f in report.warnings if f.id.startswith("passed-over:torch==")]
+    newest = max(v for v in db.component("torch").releases if not v.is_prerelease)
+    assert finding.id == f"passed-over:torch=={newest}" and report.packages["torch"] == "2.10.0"
+    assert "the stack says CUDA 12.8" in finding.message and "pin torch==2.10.0" in finding.message
+    assert check(stack({"torch": "2.10.0"}, gpu="V100", cuda="12.8", driver="570.86"), database=db).ok
+    strict = check({**stack({"torch": ">=2.6"}, gpu="V100", cuda="12.8", driver="570.86"),
+                    "compat": {"strict": True}}, database=db)
+    assert strict.exit_code == 1
+
+
+def test_a_range_whose_newest_release_fits_says_nothing_more(db):
+    report = check(stack({"torch": ">=2.12"}, gpu="H100", cuda="13.0", driver="580.95.05"), database=db)
+    assert report.ok and not any(f.id.startswith("passed-over:") for f in report.findings)
+
+
+def test_vllm_left_open_on_a_machine_without_a_gpu_names_the_release_pip_takes(db):
+    report = check(stack({"vllm": ">=0.15"}, gpu=None), database=db)
+    finding = next(f for f in report.warnings if f.id.startswith("passed-over:vllm=="))
+    assert "which needs an NVIDIA GPU; the stack has no GPU" in finding.message
+    assert f"pin vllm=={report.packages['vllm']}" in finding.message
+
 # -- packages that move in lockstep ----------------------------------------------------------
 
 def test_flashinfer_cubin_behind_flashinfer_python(db):

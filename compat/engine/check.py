@@ -66,6 +66,7 @@ def check_stack(
     checker.statuses(versions)
     checker.stale(versions)
     checker.installs(versions)
+    checker.passed_over(resolution, versions)
     checker.gaps(resolution)
     if not resolution.ok:
         checker.blocked(resolution)
@@ -1044,6 +1045,40 @@ class _Checker:
                     how += f" or {release.package}=={release.version}+{build.label}"
             return f"; {build.describe()} fits: {how}"
         return ""
+
+    def passed_over(self, resolution: Resolution, versions: dict[str, Version | None]) -> None:
+        """A range of the stack whose newest releases cannot run here.
+
+        The check resolves a range to the newest release that can run on
+        the machine; pip and uv take the newest that the requirements admit,
+        whatever its build needs. Where they would take a newer release
+        whose build cannot run here, installing the stack as written
+        installs that one: say which, and why, and which release to pin.
+        """
+        if not resolution.ok:
+            return
+        provider = self.provider
+        bounds: dict[str, list[SpecifierSet]] = defaultdict(list)  # what the chosen releases require of each package
+        for candidate in resolution.versions.values():
+            if candidate.release is not None:
+                for need in provider.dependencies(candidate.release, candidate.extras):
+                    bounds[need.name].append(need.specifier)
+        for name, spec in self.stack.packages.items():
+            chosen = versions.get(name)
+            if spec.pinned is not None or not isinstance(chosen, Version):
+                continue
+            taken = [(version, build, problem) for (package, version), (build, problem) in provider.passed_over.items()
+                     if package == name and version > chosen and (chosen.is_prerelease or not version.is_prerelease)
+                     and spec.specifier.contains(version, prereleases=True)
+                     and all(b.contains(version, prereleases=True) for b in bounds[name])]
+            if not taken:
+                continue
+            version, build, problem = max(taken, key=lambda t: t[0])
+            self.add(f"passed-over:{name}=={version}", "warning",
+                     f"{name} {spec.written!r} admits {version}, which pip and uv install (they do not look at the "
+                     f"machine): it installs {build.describe()}{problem.text}; the check judged {chosen}, the newest "
+                     f"release not known to fail here: pin {name}=={chosen} to install it", (name, *problem.components),
+                     "build", build.layer, build.source, build=build.id, judged=str(chosen), **problem.details)
 
     def gaps(self, resolution: Resolution) -> None:
         for gap in resolution.gaps:

@@ -25,9 +25,9 @@ from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database, is_yanked, meets
-from ..knowledge.model import Release, Rule
+from ..knowledge.model import Build, Release, Rule
 from ..sources.stack import Stack
-from .builds import Platform, WheelFit, judge_build, select_build, wheel_fit
+from .builds import Platform, Problem, WheelFit, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
 
 __all__ = ["Need", "Candidate", "Gap", "Resolution", "RoundBudget", "resolve", "DEFAULT_MAX_ROUNDS"]
@@ -271,6 +271,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.environment = stack.system.marker_environment()
         self.platform = Platform(stack.system)
         self._fits: dict[tuple[str, Version], bool] = {}
+        # releases an installer could take but whose build cannot run here: (build, the first error)
+        self.passed_over: dict[tuple[str, Version], tuple[Build, Problem]] = {}
         self._wheel_fits: dict[tuple[str, Version], WheelFit] = {}
         # releases left out because they require something else than a pin of the stack: (release, that need)
         self.pruned: dict[tuple[str, Version], tuple[Release, Need]] = {}
@@ -560,7 +562,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                     component, release, self.stack.packages.get(release.package), self.stack, self.db
                 )
                 if selected is not None:
-                    fits = not any(p.severity == "error" for p in judge_build(selected.build, self.stack, self.db))
+                    errors = [p for p in judge_build(selected.build, self.stack, self.db) if p.severity == "error"]
+                    if errors:  # pip and uv would take it (they know nothing of GPUs): the check says so
+                        self.passed_over[key] = (selected.build, errors[0])
+                    fits = not errors
             self._fits[key] = fits
         return fits
 
