@@ -248,6 +248,14 @@ def test_pyproject_with_dynamic_dependencies_is_refused(files, db):
     assert (err.line, err.key) == (3, "[project] dynamic") and "dynamic" in err.message
 
 
+@pytest.mark.parametrize("dynamic", ['"dependencies"', '[1]', '{dependencies = true}'])
+def test_a_dynamic_field_that_is_not_a_list_of_names_is_refused(files, db, dynamic):
+    # read as "none", dynamic dependencies would pass for a project that has none
+    files(pyproject_dot_toml=f'[project]\nname = "x"\ndynamic = {dynamic}\ndependencies = ["vllm"]\n')
+    err = error_of(db, pyproject="pyproject.toml")
+    assert (err.line, err.key) == (3, "[project] dynamic") and "list of field names" in err.message
+
+
 # -- pylock.toml ------------------------------------------------------------------------------
 
 

@@ -52,7 +52,10 @@ class _Project:
         name = table.get("name") if table is not None else None
         self.name = normalize(name) if isinstance(name, str) and name.strip() else None
         dynamic = table.get("dynamic", []) if table is not None else []
-        self.dynamic = {d for d in dynamic if isinstance(d, str)} if isinstance(dynamic, list) else set()
+        if not (isinstance(dynamic, list) and all(isinstance(d, str) for d in dynamic)):
+            # read as "none", a dynamic dependencies field would pass for a project without dependencies
+            raise self.error('expected a list of field names (dynamic = ["version"])', "project", "dynamic")
+        self.dynamic = set(dynamic)
         groups = data.get("dependency-groups", {})
         if not isinstance(groups, Mapping):
             raise self.error("expected a table of dependency groups", "dependency-groups")
