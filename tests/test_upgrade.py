@@ -91,7 +91,7 @@ def test_a_flag_the_failing_rule_tests_can_be_the_change(db):
     stack = stack_table({"vllm-omni": "0.32.0rc1"}, "A100 80GB", options={"vllm-omni": {"diffusion-kv-cache-dtype": "fp8"}},
                         model={"family": "wan2.2", "head_dim": 128})
     report = check(stack, database=db)
-    assert texts(report) == ["use vllm-omni --diffusion-kv-cache-dtype unset (instead of fp8)"]
+    assert texts(report) == ["drop vllm-omni --diffusion-kv-cache-dtype (set to fp8)"]
     assert report.suggestions[0].changes[0].kind == "option"
 
 

@@ -48,8 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["Change", "Suggestion", "Outcome", "search", "fitting", "MACHINE"]
 
 MACHINE = ("python", "cuda", "driver", "platform")  # what pip cannot change
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "index": "[system] index",
-           "platform": "[system] platform"}
+# How a change of the machine is named, in suggestions and in upgrade plans.
+MACHINE_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "gpu": "GPU",
+                  "index": "[system] index", "platform": "[system] platform"}
 MAX_SIZE = 3  # changes in one suggestion
 MAX_CHECKS = 12  # full checks one search may run
 _PER_AXIS = 2  # values tried for each change (one each side of the stack's own)
@@ -74,17 +75,32 @@ class Change:
         """Whether an installer makes this change (not so the machine, nor a flag)."""
         return self.kind == "package"
 
+    @property
+    def verb(self) -> str:
+        return "drop" if self.kind == "option" and not self.new else "use"
+
     def text(self) -> str:
+        """The change as a suggestion says it, after its `verb`."""
         if self.kind == "option":
             if not self.new:
-                return f"{self.name} unset (instead of {self.old})"
+                return f"{self.name} (set to {self.old})"
             return f"{self.name} {self.new} (instead of {self.old or 'unset'})"
-        name = _LABELS.get(self.kind, self.name)
+        name = MACHINE_LABELS.get(self.kind, self.name)
         new = f"{self.new} or newer" if self.kind == "driver" else self.new
         outside = "; not a change pip can make" if self.kind in MACHINE else ""
         if self.direction in ("upgrade", "downgrade"):
             return f"{name} {new} ({self.direction} from {self.old}{outside})"
         return f"{name} {new} (instead of {self.old}{outside})"
+
+
+def say(changes: Iterable[Change]) -> str:
+    """Changes as one sentence: "use A and B and drop C"."""
+    parts: list[str] = []
+    verb = None
+    for change in changes:
+        parts.append(change.text() if change.verb == verb else f"{change.verb} {change.text()}")
+        verb = change.verb
+    return " and ".join(parts)
 
 
 @dataclass
@@ -96,7 +112,7 @@ class Suggestion:
     report: Report | None = field(default=None, repr=False, compare=False)  # the full check that verified it
 
     def text(self) -> str:
-        text = "use " + " and ".join(c.text() for c in self.changes)
+        text = say(self.changes)
         if self.moves:
             text += ", which also moves " + ", ".join(f"{m.name} to {m.new}" for m in self.moves)
         return text
@@ -144,7 +160,7 @@ class Axis(NamedTuple):
     def label(self) -> str:
         if self.kind == "option":
             return f"{self.name} --{self.flag}"
-        return _LABELS.get(self.kind, self.name)
+        return MACHINE_LABELS.get(self.kind, self.name)
 
 
 class Constraint(NamedTuple):
@@ -926,8 +942,8 @@ class _Search:
         head = f"no suggestion: no combination of up to {MAX_SIZE} changes among {among} passes a full check"
         if self.nearest_failure is not None:
             leaf, report = self.nearest_failure
-            tried = " and ".join(c.text() for c in leaf.changes)
-            head += f" (the nearest tried, {tried}, still fails: {report.errors[0].message})"
+            tried = say(leaf.changes)
+            head += f" (the nearest tried, to {tried}, still fails: {report.errors[0].message})"
         elif not self.leaves_tried:
             head += (": none fits what stays (Requires-Python, wheels, builds, rules and the other packages' "
                      "requirements)")

@@ -38,7 +38,7 @@ from .facts import VIRTUAL_PREFIX, StackFacts
 from .findings import Finding, Report
 from .plan import Crossing, Move, Outdated, OutdatedReport, Plan
 from .resolver import StackProvider
-from .suggest import fitting, search
+from .suggest import MACHINE_LABELS, fitting, search
 
 __all__ = ["Target", "parse_targets", "upgrade", "diff", "outdated"]
 
@@ -46,8 +46,6 @@ MACHINE_TARGETS = ("python", "cuda", "driver")
 MAX_ATTEMPTS = 6  # target releases tried, newest first, for a target given as a name or a range
 ATTEMPT_CHECKS = 6  # full checks the search may spend on each of them
 _TARGET = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*", re.ASCII)
-_LABELS = {"python": "Python", "cuda": "CUDA", "driver": "NVIDIA driver", "gpu": "GPU", "platform": "platform",
-           "index": "[system] index"}
 
 
 class Target(NamedTuple):
@@ -181,7 +179,7 @@ def _apply(stack: Stack, attempt: tuple[tuple[Target, Version], ...]) -> Stack:
 
 
 def _requested(attempt: tuple[tuple[Target, Version], ...]) -> dict[str, str]:
-    return {_LABELS.get(t.name, t.name): f"requested (--to {t.written})" for t, _ in attempt}
+    return {MACHINE_LABELS.get(t.name, t.name): f"requested (--to {t.written})" for t, _ in attempt}
 
 
 # -- diff ---------------------------------------------------------------------------------------
@@ -276,12 +274,12 @@ def _machine(old: Stack, new: Stack) -> list[tuple[str, str, str | None, str | N
 
     a, b = old.system, new.system
     return [
-        ("python", _LABELS["python"], text(a.python), text(b.python)),
-        ("platform", _LABELS["platform"], a.platform, b.platform),
-        ("cuda", _LABELS["cuda"], text(a.cuda), text(b.cuda)),
-        ("driver", _LABELS["driver"], a.driver_written, b.driver_written),
-        ("gpu", _LABELS["gpu"], gpu(old), gpu(new)),
-        ("index", _LABELS["index"], a.index, b.index),  # the index the builds come from (PyTorch's cu126, say)
+        ("python", MACHINE_LABELS["python"], text(a.python), text(b.python)),
+        ("platform", MACHINE_LABELS["platform"], a.platform, b.platform),
+        ("cuda", MACHINE_LABELS["cuda"], text(a.cuda), text(b.cuda)),
+        ("driver", MACHINE_LABELS["driver"], a.driver_written, b.driver_written),
+        ("gpu", MACHINE_LABELS["gpu"], gpu(old), gpu(new)),
+        ("index", MACHINE_LABELS["index"], a.index, b.index),  # the index the builds come from (PyTorch's cu126, say)
     ]
 
 
