@@ -254,6 +254,9 @@ AUDIT = {
          "no [model]": dict(model=None), "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
     "flashinfer.decode.auto-cudnn-off": (
         "info", spec(FI, "B200", env={"FLASHINFER_DECODE_AUTO_CUDNN": "0"}), {"unset": dict(env=None)}),
+    "flashinfer.jit.sm75-floor": (
+        "warning", spec({"flashinfer-python": "0.7.2", "torch": "2.10.0"}, "V100", cuda="12.8"),
+        {"T4 (sm75)": dict(gpu="T4"), "A100": dict(gpu="A100")}),
     "flashinfer.cubin.lockstep": (
         "error", spec({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.1"}, "H100"),
         {"same version": dict(packages={"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}),

@@ -199,6 +199,9 @@ CASES = [
     ("vllm-omni.vllm.lockstep", "error",
      stack({"vllm-omni": "0.30.0", "vllm": "0.31.0"}, "H100"), stack({"vllm-omni": "0.30.0", "vllm": "0.30.0"}, "H100")),
     ("sglang.compute-capability.sm75", "error", stack({"sglang": "0.5.9"}, "V100"), stack({"sglang": "0.5.9"}, "T4")),
+    ("flashinfer.jit.sm75-floor", "warning",  # inferred: the code refuses; which releases, and whether the engine calls it, is not stated
+     stack({"flashinfer-python": "0.7.2", "torch": "2.10.0"}, "V100", cuda="12.8"),
+     stack({"flashinfer-python": "0.7.2", "torch": "2.10.0"}, "T4", cuda="12.8")),
     ("sglang.cuda-13", "error", stack({"sglang": "0.5.22"}, "H100", cuda="12.9"), stack({"sglang": "0.5.22"}, "H100")),
     ("vllm.jetson-thor.cu130-no-sm110", "warning",
      stack({"vllm": "0.19.0"}, cc="11.0"), stack({"vllm": "0.19.0"}, cc="10.0")),
