@@ -49,6 +49,33 @@ def read_text(path: str) -> str | None:
         return None
 
 
+def write_output(path: str, text: str) -> None:
+    """Write `text` to a file the user names for output (``-o``), as a
+    shell redirection would, but atomically where it can: a regular file
+    (or one that does not exist yet) is replaced through a temporary file,
+    through a symbolic link to its target; a device or a pipe (/dev/null,
+    /dev/stdout, a process substitution) is written to as it is, never
+    replaced by a file. A folder, or a folder that does not exist, is
+    refused (OSError): compat creates no folders the user did not ask for."""
+    import stat
+
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise OSError(f"{folder}: no such folder") from None
+        mode = stat.S_IFREG
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(f"{path}: not a file; give the path of a file to write (or - for standard output)")
+    write_atomic(target, text)
+
+
 def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder, an fsync and a rename."""
     folder = os.path.dirname(os.path.abspath(path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -131,3 +132,25 @@ def test_the_console_script_and_python_m_run_the_same_entry(tmp_path):
     done = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and "OK:" in done.stdout
+
+
+def test_output_goes_where_a_shell_redirection_would_and_creates_no_folders(capsys, tmp_path):
+    stack = str(EXAMPLES / "h200-vllm.toml")
+    code, out, _ = run(capsys, "resolve", stack, "-o", "-")  # standard output
+    assert code == 0 and out.startswith("# Resolved by compat")
+    target = tmp_path / "real.toml"
+    (tmp_path / "link.toml").symlink_to(target)
+    code, _, _ = run(capsys, "resolve", stack, "-o", str(tmp_path / "link.toml"))
+    assert code == 0 and (tmp_path / "link.toml").is_symlink() and target.read_text().startswith("# Resolved")
+    code, _, err = run(capsys, "resolve", stack, "-o", str(tmp_path / "no" / "such" / "out.toml"))
+    assert code == 2 and err.count("\n") == 1 and "no such folder" in err and not (tmp_path / "no").exists()
+    code, _, err = run(capsys, "resolve", stack, "-o", os.devnull)  # written to, never replaced by a file
+    assert code == 0 and not os.path.isfile(os.devnull)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    code, _, _ = run(capsys, "resolve", stack, "-o", str(fifo))
+    reader.join(10)
+    assert code == 0 and received and received[0].startswith("# Resolved") and not fifo.is_file()

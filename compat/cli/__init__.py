@@ -37,12 +37,17 @@ def _deliver(text: str, output: str | None, summary: str = "", color: bool | Non
     """`text` written to `output` (atomically: a reader never sees half of
     it), saying so on standard error with `summary`; or, without `output`,
     printed."""
-    if not output:
+    if not output or output == "-":
         _echo(text, nl=False, color=color)
         return
-    from .._files import write_atomic
+    from .._files import write_output
 
-    write_atomic(output, text)
+    try:
+        write_output(output, text)
+    except OSError as exc:
+        if exc.filename:  # the system's own error (a permission): main() says it with the path
+            raise
+        raise CompatError(str(exc)) from None
     click.echo(f"wrote {output}{summary}", err=True)
 
 
