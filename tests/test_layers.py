@@ -338,3 +338,22 @@ def test_a_stack_overlay_that_is_no_folder_is_an_error_naming_the_key(tmp_path):
     with pytest.raises(StackError) as caught:
         loads_stack('[system]\npython = "3.12"\n[compat]\noverlay = "no/such/folder"\n', Database.load(ROOT / "data"))
     assert caught.value.key == "[compat] overlay" and "no such folder" in caught.value.message
+
+
+@pytest.mark.parametrize(("catalog", "looked_up"), [("gpus.toml", '[hardware]\ngpu = "ACME-X1"\n'),
+                                                    ("models.toml", '[model]\nname = "acme-model"\n')])
+@pytest.mark.parametrize("kind", ["device", "pipe"])
+def test_an_overlay_catalog_that_is_no_regular_file_is_one_line_exit_2(tmp_path, catalog, looked_up, kind):
+    """A catalog read by its line scan is read like every database file: a
+    link to /dev/zero would be read forever, a pipe would wait forever."""
+    (tmp_path / "org").mkdir()
+    if kind == "device":
+        (tmp_path / "org" / catalog).symlink_to("/dev/zero")
+    else:
+        os.mkfifo(tmp_path / "org" / catalog)
+    stack = tmp_path / "stack.toml"
+    stack.write_text(f'[system]\npython = "3.12"\ncuda = "13.0"\n{looked_up}[packages]\nvllm = "0.32.0"\n'
+                     '[compat]\noverlay = "org"\n')
+    result = CliRunner().invoke(cli, ["check", str(stack)])
+    assert result.exit_code == 2, result.output
+    assert "not a regular file" in result.output and catalog in result.output

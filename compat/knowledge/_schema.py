@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -88,9 +89,23 @@ def decode_text(raw: bytes, file: str, first_line: int = 1) -> str:
 def read_text(path: str) -> str:
     """The text of a database file that a line scan reads, with universal
     newlines as `open` gives them (so line numbers agree with the TOML
-    parser's). OSError passes: what a missing file means is the caller's."""
-    with open(path, "rb") as handle:
-        text = decode_text(handle.read(), path)
+    parser's). A file that is not a regular one (an overlay's gpus.toml
+    that links to /dev/zero, a pipe) or is larger than the TOML reader
+    takes is a DatabaseError: it would be read forever, or wait forever.
+    OSError passes: what a missing file means is the caller's."""
+    import stat
+
+    from .._toml import MAX_BYTES
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise DatabaseError("not a regular file (a folder, device, pipe or socket)", file=path)
+        raw = handle.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise DatabaseError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a database file", file=path)
+    text = decode_text(raw, path)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
