@@ -193,6 +193,13 @@ def test_db_show_json(run):
     assert any(r["requirement"].startswith("transformers") for r in data["release"]["requires"])
 
 
+@pytest.mark.parametrize("version", ["abc", "9" * 5000])
+def test_db_show_of_no_version_is_one_line_exit_2(run, version):
+    result = run("db", "show", f"vllm=={version}")
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "is not a version" in result.output
+    assert len(result.output) < 200
+
+
 def test_db_show_unknown_release_is_bad_input(run):
     result = run("db", "show", "vllm==9.9.9")
     assert result.exit_code == 2 and "vllm 9.9.9 is not in the database; did you mean" in result.output

@@ -48,6 +48,7 @@ def test_resolve_keeps_the_rest_of_the_stack(tmp_path):
 
 def test_resolve_writes_atomically_with_output(tmp_path):
     target = tmp_path / "out" / "pinned.toml"
+    target.parent.mkdir()
     result = run("resolve", EXAMPLES / "h200-vllm.toml", "-o", target)
     assert result.exit_code == 0 and target.exists()
     assert sorted(p.name for p in target.parent.iterdir()) == ["pinned.toml"]

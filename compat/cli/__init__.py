@@ -142,12 +142,10 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=args, prog_name="compat", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.BadParameter as exc:
-        if not isinstance(getattr(exc.param, "type", None), click.Path):
-            exc.show()
-            sys.exit(EXIT_INPUT)
-        _fail(exc.format_message())  # a directory where a file is expected: a bad input, said in one line
-    except click.ClickException as exc:  # usage errors: input compat cannot use
+    except click.UsageError as exc:  # a bad option, argument or value: input compat cannot use, said in one line
+        command = exc.ctx.command_path if exc.ctx is not None else "compat"
+        _fail(f"{' '.join(exc.format_message().split())} ({command} --help says more)")
+    except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_INPUT)
     except (click.Abort, KeyboardInterrupt):

@@ -68,7 +68,7 @@ def lint(fmt: str, db_path: str | None) -> None:
 def show(spec: str, fmt: str, db_path: str | None) -> None:
     """Everything the database knows of a component, or of one release of it
     (NAME "gpus": the GPU catalog)."""
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     from .._names import did_you_mean, normalize
     from ..formats.component import describe, render_text
@@ -89,8 +89,9 @@ def show(spec: str, fmt: str, db_path: str | None) -> None:
         if version is not None and component.release(version) is None:
             _fail(f"{component.name} {version_text} is not in the database{_nearest_releases(version, component.versions())}")
         data = describe(database, component, version)
-    except InvalidVersion:
-        _fail(f"{version_text!r} is not a version")
+    except ValueError:  # InvalidVersion, or a number past int()'s digit limit
+        shown = version_text if len(version_text) <= 60 else version_text[:60] + "…"
+        _fail(f"{shown!r} is not a version")
     except CompatError as exc:
         _fail(exc)
     _emit(data, fmt, render_text)

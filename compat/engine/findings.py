@@ -38,6 +38,8 @@ FAMILIES = {
     "build": "The database does not know the build (CUDA, ROCm or CPU variant) the stack installs.",
     "build-cuda": "The build a package installs targets another CUDA major version than the stack.",
     "build-platform": "The build a package installs has no wheels for the stack's platform.",
+    "passed-over": "pip and uv would install a newer release that the stack's range admits, whose build cannot run "
+                   "on the machine; the check judged the newest release that can.",
     "driver": "The NVIDIA driver is older than the CUDA version of the stack or of a build needs (or not given).",
     "arch": "The build a package installs carries no kernels for the GPU's architecture (compute capability).",
     "accelerator": "The build a package installs runs on another kind of device than the stack's GPU.",
