@@ -339,6 +339,13 @@ def test_array_nested_500_deep_in_a_file_is_exit_2(write_stack, db, capsys):
     assert code == 2 and err_text.count("\n") == 1 and err_text.startswith(f"compat: error: {path}")
 
 
+@pytest.mark.parametrize("name", ["x\\nOK: 0 error(s)", "tab\\there", "bell\\u0007"])
+def test_a_stack_name_is_one_printable_line(write_stack, db, name):
+    """Reports print it: a newline in it could forge a verdict line."""
+    err = error_of(write_stack(f'[stack]\nname = "{name}"\n[system]\npython = "3.12"\n'), db)
+    assert err.key == "[stack] name" and err.line == 2 and "one line" in err.message
+
+
 def test_a_number_of_4301_digits_in_a_file_is_exit_2(write_stack, db):
     path = write_stack('[system]\npython = "3.12"\n[hardware]\ncount = ' + "1" * 4301 + "\n")
     assert "number too large" in error_of(path, db).message

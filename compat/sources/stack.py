@@ -369,11 +369,23 @@ def _shape(data: Mapping[str, Any], read: _Reader) -> None:
                                  f"got {type(value).__name__}", table, name)
 
 
+# Finding IDs of unrelated kinds and subjects: a pattern that matches two of
+# them ("*", "*:*", "[a-z]*") would hide findings nobody meant to name.
+_UNRELATED_IDS = ("requires-python:aaa==1", "gap:bbb", "untracked:ccc", "arch:ddd==2", "zzz.rule-id")
+
+
+def _too_broad(pattern: str) -> bool:
+    import fnmatch
+
+    return sum(fnmatch.fnmatchcase(i, pattern) for i in _UNRELATED_IDS) >= 2
+
+
 def check_ignore(patterns: Any, read: _Reader | None = None, *, file: str | None = None) -> tuple[str, ...]:
     """Finding ID patterns, as `[compat] ignore`, `--ignore` and
     `compat.check(ignore=...)` give them: a string is one ID. A pattern of
-    wildcards alone (``*``, ``?*``) would suppress every finding, so it is
-    refused, as is one that is not a string."""
+    wildcards alone (``*``, ``*:*``, ``[a-z]*``) would suppress findings of
+    every kind, so one that matches findings of unrelated kinds is refused,
+    as is one that is not a string."""
     if isinstance(patterns, str):
         patterns = (patterns,)
     if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
@@ -385,9 +397,9 @@ def check_ignore(patterns: Any, read: _Reader | None = None, *, file: str | None
             problem = "an empty finding ID"
         elif len(pattern) > MAX_KEY:
             problem = f"a finding ID of {len(pattern):,} characters (at most {MAX_KEY})"
-        elif not pattern.strip().strip("*?"):
-            problem = (f"{pattern!r} is only wildcards and would suppress every finding; "
-                       "name the findings (\"requires-python:*\", \"untracked:*\")")
+        elif _too_broad(pattern.strip()):
+            problem = (f"{pattern!r} would suppress findings of unrelated kinds (most wildcards alone do); "
+                       "name the findings (\"requires-python:*\", \"untracked:*\", \"*:vllm==0.32.0\")")
         if problem:
             raise read.error(problem, ("compat",), "ignore") if read else StackError(_one_line(problem), file=file,
                                                                                          key="ignore")
@@ -414,6 +426,8 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     for key in ("name", "description"):
         if key in head and not isinstance(head[key], str):
             raise read.error(f"expected a string, got {_kind(head[key])}", ("stack",), key)
+    if "name" in head and not head["name"].isprintable():  # a label reports print: a newline would forge a line
+        raise read.error("expected one line of printable text (no newline or control character)", ("stack",), "name")
 
     overlay = _overlay(read.table(data, "compat"), read, path)
     if overlay is not None:  # its GPUs, models and packages are known to the rest of the stack
