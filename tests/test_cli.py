@@ -223,3 +223,11 @@ def test_every_command_is_listed_where_the_group_finds_it():
     assert set(cli.commands) == set(type(cli).modules)
     result = CliRunner().invoke(cli, ["--help"])
     assert all(name in result.output for name in type(cli).modules)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_db_sync_seconds_are_positive_and_finite(run, value):
+    for option in ("--timeout", "--deadline"):
+        result = run("db", "sync", option, value, "--package", "idna", "--index-url", "http://127.0.0.1:9/simple/")
+        said = result.output
+        assert result.exit_code == 2 and option in said and ("finite number" in said or "not in the range" in said)

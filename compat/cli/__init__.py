@@ -21,6 +21,24 @@ EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 EXIT_INCOMPLETE = 4  # db sync: some package kept its old snapshot (docs/reliability.md)
 
 
+class Seconds(click.FloatRange):
+    """A positive, finite number of seconds: a range test alone lets "nan"
+    through (every comparison with it is false), and "inf" waits forever."""
+
+    name = "number"
+
+    def __init__(self, minimum: float = 0) -> None:
+        super().__init__(min=minimum, min_open=not minimum)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return number
+
+
 class _OutputClosed(Exception):
     """The reader of standard output went away (``compat check x | head``)."""
 

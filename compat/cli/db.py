@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, EXIT_INCOMPLETE, _db_option, _echo, _fail, cli
+from . import EXIT_FINDINGS, EXIT_INCOMPLETE, Seconds, _db_option, _echo, _fail, cli
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -153,9 +153,9 @@ def _show_gpus(fmt: str, db_path: str | None) -> None:
 @click.option("--index-url", help="A PEP 691 simple index (default: PIP_INDEX_URL, else the public index).")
 @click.option("--package", "packages", multiple=True, metavar="NAME", help="Only these packages (repeatable; default: those in sync.toml).")
 @click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="First upload date to read (default: sync.toml's).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+@click.option("--timeout", type=Seconds(), default=30.0, show_default=True,
               help="Seconds one request may take in all (connecting, waiting and reading).")
-@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=3600.0, show_default=True,
+@click.option("--deadline", type=Seconds(), default=3600.0, show_default=True,
               help="Seconds the whole run may take (each package's requests get at most 600 s of it).")
 @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request, with backoff.")
 @click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
