@@ -162,7 +162,8 @@ def _show_gpus(fmt: str, db_path: str | None) -> None:
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
               help="A host besides the index's that may serve files (repeatable; adds to sync.toml's allow_hosts).")
 @click.option("--allow-removal", is_flag=True,
-              help="Rewrite a snapshot even when the index no longer lists releases it holds.")
+              help="Let a snapshot lose releases it holds: those the index no longer lists, and those the plan "
+                   "would now leave out (older than --since, no longer required).")
 def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,  # type: ignore[no-untyped-def]
          deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...], allow_removal: bool) -> None:
     """Refresh the metadata snapshots from a package index: into the user

@@ -1211,28 +1211,21 @@ def _check(raw: dict[str, Any], unparsed: dict[str, Any], file: IndexFile, known
 
 
 def _requirement_problem(line: str) -> str | None:
-    """Why a Requires-Dist line may not be stored, or None.
-
-    It must parse and be one the snapshot reader accepts
-    (`snapshot.requirement_problem`: a marker every machine can evaluate),
-    and every version it names must be comparable: packaging parses a
-    version of thousands of digits, then raises ValueError when it compares
-    one, which would fail every later check of the release.
-    """
+    """Why a Requires-Dist line may not be stored, or None: the snapshot
+    reader's own rule (`snapshot.requirement_problem`: it parses, names no
+    number too long to compare, and has a marker every machine can
+    evaluate), so that sync never stores a line the reader, or a check,
+    would fail on."""
+    problem = requirement_problem(line)
+    if problem is None:
+        return None
     try:
-        requirement = Requirement(line)
+        Requirement(line)
     except InvalidRequirement:
         return "does not parse"
-    if requirement_problem(line) is not None:
-        return "cannot be evaluated"
-    if not _comparable(requirement.specifier):
-        return "names a version too long to compare"
-    if requirement.marker is not None:
-        try:  # packaging evaluates every comparison of a marker, so one evaluation tries them all
-            requirement.marker.evaluate({"extra": ""})
-        except (ValueError, RecursionError):  # UndefinedComparison and kin are ValueErrors
-            return "cannot be evaluated"
-    return None
+    except (ValueError, RecursionError):  # a number too long to convert, a marker nested too deeply: said below
+        pass
+    return f"cannot be evaluated ({problem})"
 
 
 def _comparable(specifier: SpecifierSet) -> bool:

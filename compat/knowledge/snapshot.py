@@ -307,20 +307,38 @@ _MAX_REMEMBERED = 100_000
 # The marker operators packaging compares without building a specifier; with
 # any other (~=, ===) the comparison raises unless the value is a version.
 _PLAIN_OPERATORS = frozenset({"in", "not in", "<", "<=", "==", "!=", ">=", ">"})
+# The variables a marker of package metadata may name (PEP 508, and `extra`).
+# packaging also parses `extras` and `dependency_groups`, which PEP 751 gives
+# lock files only: evaluating metadata's markers raises on them.
+_METADATA_VARIABLES = frozenset({
+    "python_version", "python_full_version", "os_name", "sys_platform", "platform_release", "platform_system",
+    "platform_version", "platform_machine", "platform_python_implementation", "implementation_name",
+    "implementation_version", "extra",
+})
+# Those packaging compares as versions, through a specifier: the only ones ~= and === apply to.
+_VERSION_VARIABLES = frozenset({"python_version", "python_full_version", "platform_release", "implementation_version"})
 
 
 def requirement_problem(text: str) -> str | None:
     """Why a Requires-Dist line cannot be used, or None: it must parse
-    (PEP 508, as `packaging` reads it) and its marker must be one that
-    evaluates on every machine.
+    (PEP 508, as `packaging` reads it), name no number too long to compare
+    (`_schema.MAX_DIGITS`), and its marker must be one that evaluates on
+    every machine. The snapshot reader and `db sync` both ask it, so that
+    sync never stores a line the reader refuses, nor one a check cannot
+    evaluate.
 
     >>> requirement_problem("torch>=2.9; sys_platform == 'linux'") is None
     True
     >>> requirement_problem("torch[")
     'Expected matching RIGHT_BRACKET for LEFT_BRACKET, after extras'
     >>> requirement_problem("numpy; python_version ~= '3'")
-    "marker: python_version ~= '3' cannot be evaluated ('~=3' is not a version specifier)"
+    "marker: python_version ~= '3': '~=3' is not a version specifier"
+    >>> requirement_problem('numpy; "x" in extras')
+    "marker: 'x' in extras: extras is not a variable of package metadata's markers"
     """
+    long = _long_number(text)
+    if long is not None:
+        return long
     if _SIMPLE_REQUIREMENT.match(text) is not None or text in _VALID_REQUIREMENTS:
         return None
     try:
@@ -338,10 +356,13 @@ def requirement_problem(text: str) -> str | None:
 
 
 def _marker_problem(items: Any) -> str | None:
-    """A comparison of a parsed marker that raises when evaluated: packaging
+    """A comparison of a parsed marker that raises when evaluated, with why
+    (walks ``Marker._markers`` as sync.py does: packaging has no public
+    view). packaging looks up every variable a comparison names, so each
+    must be one of package metadata, and one side must be a variable; it
     compares with ~= and === only through a specifier built from the value,
-    so the variable must be on the left and the value a version (walks
-    ``Marker._markers`` as sync.py does: packaging has no public view)."""
+    so the variable must be a version one, on the left, and the value a
+    version."""
     if isinstance(items, list):
         for item in items:
             problem = _marker_problem(item)
@@ -352,17 +373,42 @@ def _marker_problem(items: Any) -> str | None:
         return None
     left, op, right = items
     operator = getattr(op, "value", None)
+    variables = [side.value for side in (left, right) if _is_variable(side)]
+    why = _comparison_problem(left, operator, right, variables)
+    if why is None:
+        return None
+    shown = f"{_shown(left)} {operator} {_shown(right)}"
+    return one_line(f"marker: {shown}: {why}", 300)
+
+
+def _comparison_problem(left: Any, operator: Any, right: Any, variables: list[Any]) -> str | None:
+    if not variables:
+        return "it compares two strings (one side must be a marker variable)"
+    for name in variables:
+        if name not in _METADATA_VARIABLES:
+            return f"{name} is not a variable of package metadata's markers"
     if operator in _PLAIN_OPERATORS:
         return None
     value = getattr(right, "value", None)
-    shown = f"{getattr(left, 'value', left)} {operator} {getattr(right, 'value', right)!r}"
-    if type(left).__name__ != "Variable" or type(right).__name__ != "Value" or not isinstance(value, str):
-        return one_line(f"marker: {shown} cannot be evaluated (write the variable on the left)", 300)
+    if not _is_variable(left) or _is_variable(right) or not isinstance(value, str):
+        return "write the variable on the left"
+    if left.value not in _VERSION_VARIABLES:
+        return f"{operator} compares versions, and {left.value} is not one"
     try:
         Specifier(f"{operator}{value}")
     except InvalidSpecifier:
-        return one_line(f"marker: {shown} cannot be evaluated ({operator + value!r} is not a version specifier)", 300)
+        return f"{operator + value!r} is not a version specifier"
     return None
+
+
+def _is_variable(node: Any) -> bool:
+    return type(node).__name__ == "Variable"
+
+
+def _shown(node: Any) -> str:
+    """A side of a comparison as a message shows it: a variable bare, a string quoted."""
+    value = getattr(node, "value", node)
+    return str(value) if _is_variable(node) else repr(value)
 
 
 def _long_number(text: str) -> str | None:
@@ -404,7 +450,7 @@ def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
     if uploaded and not _is_timestamp(uploaded):
         raise error(f"expected a date such as 2026-10-18 (or an ISO 8601 time), got {uploaded[:80]!r}", "uploaded")
     for index, text in enumerate(entry.get("requires_dist", ())):
-        problem = _long_number(text) or requirement_problem(text)
+        problem = requirement_problem(text)
         if problem is not None:
             raise error(f"invalid requirement {text[:200]!r}: {problem}", f"requires_dist[{index}]")
     for index, tag in enumerate(entry.get("tags", ())):

@@ -8,12 +8,17 @@ markers (some platform or Python may meet any of them). A tracked package
 keeps every release uploaded since the plan's date; an untracked one only
 the releases of that window some requirement admits. Either way, a
 requirement that no kept release meets also keeps the newest release on the
-index that does.
+index that does. A release whose upload time the index does not give (PEP
+691 makes it optional) is not "before since": pip and uv see it, so it is
+kept, with no date; so is one whose upload time cannot be true.
 
 All snapshots are computed first and written only when every package was
 read: a failing, slow or malformed index leaves the old snapshots as they
-were. A package whose new listing drops a release its snapshot holds keeps
-its old snapshot (unless removals are allowed), and the run says so. The
+were. A release the old snapshot holds and the index still lists is kept
+(read again), whatever its date says and whether or not a requirement still
+needs it; a package whose new listing drops a release its snapshot holds
+keeps its old snapshot. Either way nothing the snapshot held is lost unless
+removals are allowed, and the run says so. The
 files that changed, and the names graph, are written to a staging folder
 inside the metadata folder, fsynced, then renamed into place; a failure
 before the last rename puts back every file already renamed, so the
@@ -22,6 +27,7 @@ database is the old one or the new one (docs/reliability.md, "db sync").
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import functools
 import os
@@ -136,18 +142,21 @@ def sync(
     for name in plan.packages:
         if project_name(name) != name:
             raise CompatError(f"{name!r}: not a normalized package name (PEP 508)")
+    day = today or _dt.date.today()
+    old = _OldSnapshots(metadata_dir, previous)
+    held = (lambda name: set()) if allow_removal else old.releases
     try:
-        closure = _walk(plan, client, workers, progress)
+        closure = _walk(plan, client, workers, progress, day, held)
     except BaseException:
         client.stop()
         raise
-    taken = (today or _dt.date.today()).isoformat()
+    taken = day.isoformat()
     result = SyncResult(missing=sorted(closure.missing), ignored=sorted(closure.ignored))
     rendered: dict[str, tuple[str, str]] = {}
     for name in sorted(closure.listings):
         if project_name(name) != name:  # never a path: every name here came through packaging
             raise CompatError(f"{name!r}: not a normalized package name (PEP 508)")
-        metas = [closure.fetched[(name, v)] for v in sorted(closure.chosen[name])]
+        metas = [closure.fetched[(name, v)] for v in sorted(closure.kept(name))]
         for meta in metas:
             result.how[meta.how] = result.how.get(meta.how, 0) + 1
             result.unknown += not meta.known and meta.refused is None
@@ -159,8 +168,7 @@ def sync(
         result.releases += len(metas)
         if not plan.is_tracked(name):
             result.untracked.append(name)
-        path = os.path.join(metadata_dir, f"{name}.jsonl")
-        dropped = None if allow_removal else _dropped(previous(name) if previous else path, closure.listings[name])
+        dropped = None if allow_removal else _dropped(old.snapshot(name), closure.listings[name])
         if dropped:
             shown = ", ".join(dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
             result.refused.append(
@@ -177,19 +185,46 @@ def sync(
     return result
 
 
-def _dropped(path: str, listing: Listing) -> list[str]:
-    """The versions the snapshot at `path` holds (as releases, or as
-    versions the index listed) that `listing` no longer has."""
-    try:
-        old = read_snapshot(path)
-    except (OSError, CompatError):
-        return []  # no snapshot, or one that cannot be read: nothing to keep
-    held: dict[Version, str] = {}
-    for text in [r.version for r in old.releases] + list(old.versions or ()):
+class _OldSnapshots:
+    """The snapshots a sync compares its listings with, each read once: the
+    one in `metadata_dir`, or the one `previous` names (layers.py)."""
+
+    def __init__(self, metadata_dir: str, previous: Callable[[str], str] | None) -> None:
+        self._path = previous or (lambda name: os.path.join(metadata_dir, f"{name}.jsonl"))
+        self._read: dict[str, Snapshot | None] = {}
+
+    def snapshot(self, name: str) -> Snapshot | None:
+        """None when there is none, or one that cannot be read: nothing to keep."""
+        if name not in self._read:
+            try:
+                self._read[name] = read_snapshot(self._path(name))
+            except (OSError, CompatError):
+                self._read[name] = None
+        return self._read[name]
+
+    def releases(self, name: str) -> set[Version]:
+        """The versions of the release lines the old snapshot holds."""
+        old = self.snapshot(name)
+        return set(_versions(r.version for r in old.releases)) if old is not None else set()
+
+
+def _versions(texts: Iterable[str]) -> dict[Version, str]:
+    """Version -> its text, for the texts that are versions."""
+    out: dict[Version, str] = {}
+    for text in texts:
         try:
-            held.setdefault(Version(text), text)
+            out.setdefault(Version(text), text)
         except ValueError:  # InvalidVersion, or a number too long to convert
             continue
+    return out
+
+
+def _dropped(old: Snapshot | None, listing: Listing) -> list[str]:
+    """The versions the old snapshot holds (as releases, or as versions the
+    index listed) that `listing` no longer has."""
+    if old is None:
+        return []
+    held = _versions([r.version for r in old.releases] + list(old.versions or ()))
     return [held[v] for v in sorted(held) if v not in listing]
 
 
@@ -252,7 +287,14 @@ class _Closure:
     listings: dict[str, Listing] = field(default_factory=dict)  # every project named, as the index lists it
     ignored: list[str] = field(default_factory=list)  # files of those pages left out, with why
     missing: set[str] = field(default_factory=set)  # named, but not on the index
-    chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases each snapshot keeps
+    chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases the plan's rules choose
+    held: dict[str, set[Version]] = field(default_factory=dict)  # those the old snapshot holds, still listed
+
+    def kept(self, name: str) -> set[Version]:
+        """The releases package `name`'s snapshot keeps: the rules' choice, and
+        what it held. Apart, so that a release held does not stand in for the
+        newest one a requirement admits (`_choose`)."""
+        return self.chosen.get(name, set()) | self.held.get(name, set())
     fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
 
 
@@ -261,13 +303,17 @@ def _walk(
     client: IndexClient,
     workers: int,
     progress: Callable[[Iterable[T], int], Iterable[T]] | None,
+    today: _dt.date,
+    held: Callable[[str], set[Version]],
 ) -> _Closure:
     """Walk the requirements from the plan's packages, in rounds: list the
     projects named so far, choose their releases, read the metadata of the
     new ones. Each round's requests run on `workers` threads (the client is
     thread-safe). Choices only grow, so the walk ends, cycles included; and
     since a round depends on what was read, not on the order it arrived in,
-    the same index gives the same closure.
+    the same index gives the same closure. Besides its choice, a project
+    keeps the releases `held` says its old snapshot holds, those the index
+    still lists: a sync never loses one.
     """
     since = plan.since.isoformat()
     closure = _Closure()
@@ -280,7 +326,11 @@ def _walk(
                 raise
             return name, None
         closure.ignored.extend(f"{name}: {reason}" for reason in page.ignored)
-        return name, _releases(page.files)
+        files, untrue = _dated(page.files, today)
+        if untrue:
+            closure.ignored.append(f"{name}: the upload time of {len(untrue)} file(s) cannot be true "
+                                   f"({', '.join(sorted(set(untrue))[:3])}); read as unknown")
+        return name, _releases(files)
 
     def fetch(key: Key) -> tuple[Key, ReleaseMetadata]:
         name, version = key
@@ -296,9 +346,11 @@ def _walk(
                 else:
                     closure.listings[name] = releases
             for name, releases in closure.listings.items():
+                if name not in closure.held:
+                    closure.held[name] = held(name) & releases.keys()
                 chosen = closure.chosen.setdefault(name, set())
                 _choose(chosen, releases, demands.get(name, ()), since, plan.is_tracked(name))
-            work = sorted((n, v) for n, vs in closure.chosen.items() for v in vs if (n, v) not in closure.fetched)
+            work = sorted((n, v) for n in closure.listings for v in closure.kept(n) if (n, v) not in closure.fetched)
             if not work:
                 return closure
             iterator: Iterable[tuple[Key, ReleaseMetadata]] = pool.map(fetch, work)
@@ -318,8 +370,42 @@ def _releases(files: list[IndexFile]) -> Listing:
     return by_version
 
 
+# No file reached a Python package index before Python's first release
+# (0.9.0, 1991-02-20), nor after the day of the sync (a day later, for an
+# index whose clock is ahead of the local date): such an upload time
+# (0001-01-01, 9999-12-31) is read as unknown.
+_FIRST_PYTHON = _dt.date(1991, 2, 20)
+
+
+def _dated(files: list[IndexFile], today: _dt.date) -> tuple[list[IndexFile], list[str]]:
+    """The files, those whose upload time cannot be true without one; and those times."""
+    latest = today + _dt.timedelta(days=1)
+    untrue = {f.uploaded for f in files if f.uploaded is not None and _untrue(f.uploaded, latest)}
+    if not untrue:
+        return files, []
+    dated = [dataclasses.replace(f, uploaded=None) if f.uploaded in untrue else f for f in files]
+    return dated, [f.uploaded for f in files if f.uploaded is not None and f.uploaded in untrue]
+
+
+def _untrue(uploaded: str, latest: _dt.date) -> bool:
+    """Whether an upload time names a real date outside what can be true. One
+    that names no date is the client's to refuse, and the snapshot reader's."""
+    try:
+        day = _dt.date.fromisoformat(uploaded[:10])
+    except ValueError:
+        return False
+    return not _FIRST_PYTHON <= day <= latest
+
+
 def _uploaded(files: list[IndexFile]) -> str:
+    """The release's upload time: its earliest file's; "" when no file gives one."""
     return min((f.uploaded for f in files if f.uploaded), default="")
+
+
+def _since(files: list[IndexFile], since: str) -> bool:
+    """Whether a release is in the window: uploaded on `since` or later, or at a time the index does not say."""
+    uploaded = _uploaded(files)[:10]
+    return not uploaded or uploaded >= since
 
 
 def _is_yanked(files: list[IndexFile]) -> bool:
@@ -359,9 +445,11 @@ def _choose(chosen: set[Version], releases: Listing, demands: Iterable[Specifier
 
     A tracked project keeps its whole window; an untracked one the part of
     it that some demand admits. Then each demand that no kept release meets
-    keeps the newest release that does, however old.
+    keeps the newest release that does, however old. A release of unknown
+    upload time is in the window: nothing says it is older than `since`,
+    and an installer sees it.
     """
-    window = {v for v, files in releases.items() if _uploaded(files)[:10] >= since}
+    window = {v for v, files in releases.items() if _since(files, since)}
     ordered = sorted(demands, key=str)
     admitted = [_candidates(specifier, releases) for specifier in ordered]
     if tracked:
