@@ -71,6 +71,7 @@ def check_stack(
     if not resolution.ok:
         checker.blocked(resolution)
         checker.pruned(resolution)
+        checker.dead_ends(resolution)
         checker.missing_causes(resolution)
     if not resolution.ok and not any(f.severity == "error" for f in checker.findings):
         checker.unexplained(resolution)
@@ -1192,6 +1193,37 @@ class _Checker:
                     requirement=f"{theirs.name}{spec_text(theirs.specifier)}",
                     found=str(pin),
                 )
+
+    def dead_ends(self, resolution: Resolution) -> None:
+        """A requirement of the failed resolution whose releases all need,
+        however deep, a package no release of which can be installed here
+        (all yanked, or none meets the requirement): the chain, from the
+        release the stack needed to the package that has none."""
+        dead = self.provider.dead
+
+        def newest(need: Need) -> tuple[Version, Need] | None:
+            held = [(v, theirs) for (name, v), (_, theirs) in dead.items()
+                    if name == need.name and need.specifier.contains(v, prereleases=True)]
+            return max(held, key=lambda h: h[0]) if held else None
+
+        for cause in resolution.causes:
+            first = newest(cause.requirement)
+            if first is None:
+                continue
+            version, theirs = first
+            steps, seen = [f"{cause.requirement.name} {version} requires {theirs}"], {cause.requirement.name}
+            while theirs.name not in seen and (deeper := newest(theirs)) is not None:
+                seen.add(theirs.name)
+                steps.append(f"{theirs.name} {deeper[0]}, the newest it admits, requires {deeper[1]}")
+                theirs = deeper[1]
+            fact = (f"{'; '.join(steps)}; no release of {theirs.name} that {theirs} admits can be installed here "
+                    "(none is on the index, all are yanked, or none can run on the machine)")
+            name = cause.requirement.name
+            self.add(f"requires:{name}=={version}:{theirs.name}", "error", fact,
+                     tuple(dict.fromkeys((name, theirs.name))), "requirement", theirs.origin,
+                     theirs.source, requirement=str(theirs))
+            if fact not in self.blocking:
+                self.blocking.append(fact)
 
     def missing_causes(self, resolution: Resolution) -> None:
         """A requirement of the failed resolution that only a release absent

@@ -40,6 +40,7 @@ DEFAULT_MAX_ROUNDS = 2000
 # solved in 7 was called unsolvable under budgets of 7 to 49 (tests/test_resolve.py).
 # RoundBudget counts the rounds instead: the path is the same under any budget.
 _UNBOUNDED = 2**62
+_MAX_VIABILITY_DEPTH = 64  # requirement chains a viability judgement follows (a real closure is far shallower)
 
 
 class Need(NamedTuple):
@@ -133,7 +134,7 @@ class Resolution(NamedTuple):
     causes: list[RequirementInformation[Need, Candidate]]
     gaps: list[Gap]
     provider: StackProvider
-    rounds: int = 0  # the rounds it took: any budget of at least as many reaches the same answer
+    rounds: int = 0  # the rounds the answering attempt took: any budget of at least as many reaches the same answer
 
 
 class _OutOfRounds(Exception):
@@ -257,9 +258,18 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         pre: bool = False,
         near: Mapping[str, Version] | None = None,
         closure: bool = False,
+        dead_ends: bool = False,
     ) -> None:
         self.stack = stack
         self.db = db
+        # Whether a release some requirement of which no installable release
+        # meets, however deep, is passed over before resolvelib tries it
+        # (`_viable`): the second attempt of `resolve`, when the first ran
+        # out of rounds backtracking through such releases one by one.
+        self.dead_ends = dead_ends
+        # release -> the requirement no installable release meets (the check explains a failure with it)
+        self.dead: dict[tuple[str, Version], tuple[Release, Need]] = {}
+        self._viability: dict[tuple[str, Version], bool] = {}
         # The packages resolved: with `closure`, every one the database holds
         # (what an installer installs); otherwise those through which a
         # tracked package or one the stack names can be constrained.
@@ -522,7 +532,46 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             # no installer installs a pin without a wheel for the platform (the check says which);
             # its Python and build are judged as requirements and findings
             return self.wheel_fit(release).installable is not False
-        return self.installable(release) and self._agrees_with_pins(release)
+        fits = self.installable(release) and self._agrees_with_pins(release)
+        return fits and (not self.dead_ends or self._viable(release))
+
+    def _viable(self, release: Release, depth: int = 0) -> bool:
+        """Whether each requirement of `release` on a package the stack does
+        not pin is met by some release that can be installed here and is
+        itself viable: not so when every release of a package it needs is
+        yanked, or needs one that is. A release being judged counts as
+        viable (a cycle does not condemn itself), and so does everything
+        past a depth no real closure reaches."""
+        key = (release.package, release.version)
+        known = self._viability.get(key)
+        if known is not None:
+            return known
+        if depth > _MAX_VIABILITY_DEPTH:
+            return True
+        self._viability[key] = True  # while it is being judged
+        viable = True
+        for need in self.dependencies(release):
+            if need.is_virtual or need.extras:
+                continue
+            spec = self.stack.packages.get(need.name)
+            component = self.db.component(need.name)
+            if (spec is not None and spec.pinned is not None) or component is None or not component.releases:
+                continue  # a pin is _agrees_with_pins' to judge; a package the database lacks, nobody's
+            admitted = self._admitted(need.name, spec.specifier if spec is not None else SpecifierSet())
+            if not any(need.specifier.contains(v, prereleases=True) and self._viable_at(need.name, v, depth)
+                       for v in admitted):
+                self.dead[key] = (release, need)
+                viable = False
+                break
+        self._viability[key] = viable
+        return viable
+
+    def _viable_at(self, name: str, version: Version, depth: int) -> bool:
+        component = self.db.component(name)
+        release = component.releases.get(version) if component is not None else None
+        if release is None:
+            return True
+        return self.installable(release) and self._agrees_with_pins(release) and self._viable(release, depth + 1)
 
     def _agrees_with_pins(self, release: Release) -> bool:
         """Whether the release's own requirements leave the stack's pins (and
@@ -697,14 +746,21 @@ def resolve(
     """Resolve the stack's packages and what they need: the packages that
     bear on the tracked ones and the stack's own, or with `closure` every
     dependency the database holds (for lock files)."""
-    provider = StackProvider(stack, db, pre=pre, near=near, closure=closure)
-    budget = RoundBudget(max_rounds)
-    search = _Search(provider, budget)
-    try:
-        state = search.resolve(stack_needs(stack), max_rounds=_UNBOUNDED)
-    except ResolutionImpossible as exc:
-        return Resolution(False, {}, list(exc.causes), provider.gaps, provider, budget.rounds)
-    except (_OutOfRounds, ResolutionTooDeep):
+    for dead_ends in (False, True):
+        provider = StackProvider(stack, db, pre=pre, near=near, closure=closure, dead_ends=dead_ends)
+        budget = RoundBudget(max_rounds)
+        search = _Search(provider, budget)
+        try:
+            state = search.resolve(stack_needs(stack), max_rounds=_UNBOUNDED)
+            break
+        except ResolutionImpossible as exc:
+            return Resolution(False, {}, list(exc.causes), provider.gaps, provider, budget.rounds)
+        except (_OutOfRounds, ResolutionTooDeep):
+            # Out of rounds: often a package no release of which can be
+            # installed, found again under each release of what requires
+            # it. Once more, passing over such releases before trying them.
+            continue
+    else:
         raise ResolutionTooComplex(
             f"the resolver gave up after {max_rounds} rounds; the problem is too complex for this budget "
             "(raise --max-rounds, or pin more packages)",
