@@ -322,6 +322,12 @@ def test_why_unknown_name_exits_2():
     assert result.exit_code == 2 and "did you mean 'vllm'" in result.stderr
 
 
+@pytest.mark.parametrize("name", ["vllm==0.32.0", "../x", "vllm>=0.30"])
+def test_why_of_what_is_not_a_name_says_so_as_written(name):
+    result = run("why", name)
+    assert result.exit_code == 2 and f"{name!r} is not a name" in result.stderr
+
+
 # -- what a check reads --------------------------------------------------------------------------
 
 
