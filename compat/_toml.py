@@ -131,6 +131,8 @@ def read_limited(path: str, *, error: type[CompatError] = CompatError, max_bytes
                 os.close(fd)
     if len(raw) > max_bytes:
         raise error(too_big, file=shown)
+    if raw.startswith(b"\xef\xbb\xbf"):  # a byte order mark, as some Windows editors write one: not text
+        raw = raw[3:]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -339,6 +339,13 @@ def test_array_nested_500_deep_in_a_file_is_exit_2(write_stack, db, capsys):
     assert code == 2 and err_text.count("\n") == 1 and err_text.startswith(f"compat: error: {path}")
 
 
+def test_a_byte_order_mark_is_not_part_of_the_stack(tmp_path, db):
+    """Some Windows editors start a UTF-8 file with one; it is not text, as pip reads requirements."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'[system]\npython = "3.12"\n[packages]\ntorch = "2.13.0"\n')
+    assert str(load_stack(str(path), db).packages["torch"].pinned) == "2.13.0"
+
+
 @pytest.mark.parametrize("name", ["x\\nOK: 0 error(s)", "tab\\there", "bell\\u0007"])
 def test_a_stack_name_is_one_printable_line(write_stack, db, name):
     """Reports print it: a newline in it could forge a verdict line."""
