@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .engine.check import check_stack
 from .engine.findings import Report
 from .engine.resolver import DEFAULT_MAX_ROUNDS
+from .errors import CompatError
 from .knowledge.database import Database
 from .knowledge.layers import with_overlay
 from .sources.stack import Stack, check_ignore, load_stack
@@ -83,6 +84,7 @@ def matrix(
     seed: int = 0,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> Matrix:
     """The compatible cells of an axes file (a path, a mapping of its tables, or `Axes`).
 
@@ -90,7 +92,9 @@ def matrix(
     `strength` (2 for pairwise) keeps only the fewest compatible rows that
     cover every t-tuple of axis values some compatible row holds, chosen
     deterministically (`seed` varies the choice). `progress(done, cells)` is
-    called as cells are decided. Bad axes raise a `CompatError` subclass.
+    called as cells are decided. Bad axes raise a `CompatError` subclass,
+    and so does a walk still running after `deadline` seconds (a matrix is
+    all its cells or none).
 
     >>> m = matrix({"base": {"system": {"cuda": "13.0"}, "hardware": {"gpu": "H200"}},
     ...             "axes": {"python": ["3.10", "3.12"], "vllm": ["0.32.0"]}})
@@ -110,6 +114,9 @@ def matrix(
             raise TypeError(f"compat.matrix: {name} must be an int, not {type(value).__name__}")
     if max_rounds < 1:
         raise ValueError(f"compat.matrix: max_rounds must be 1 or more, not {max_rounds}")
+    if deadline is not None and (not isinstance(deadline, (int, float)) or isinstance(deadline, bool)
+                                 or not 0 < deadline < float("inf")):
+        raise ValueError(f"compat.matrix: deadline must be a positive, finite number of seconds, not {deadline!r}")
     db = database if database is not None else Database.shared()
     loaded = axes if isinstance(axes, Axes) else load_axes(axes, db)
     if loaded.overlay is not None:  # [base.compat] overlay: laid once, for every cell
@@ -118,7 +125,14 @@ def matrix(
         raise ValueError(f"compat.matrix: strength must be between 1 and the number of axes ({len(loaded.axes)}), "
                          f"not {strength}")
 
+    import time
+
+    started = time.monotonic()
+
     def check_cell(choice: tuple[int, ...]) -> Report:
+        if deadline is not None and time.monotonic() - started > deadline:
+            raise CompatError(f"the matrix did not finish within {deadline:g} s (--deadline): narrow the axes "
+                              "(fewer values, or ranges of fewer releases), or allow it more time")
         return check_stack(loaded.load(choice, db), db, max_rounds=max_rounds, suggest_fixes=False)
 
     return build_matrix(loaded, check_cell, strength=strength, seed=seed, progress=progress)

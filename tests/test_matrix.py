@@ -356,3 +356,15 @@ def test_the_example_axes_file_reads(db):
     axes = load_axes(EXAMPLES / "axes.toml", db)
     assert axes.names == ("python", "gpu", "vllm", "transformers")
     assert axes.axes[3].values == ("5.16.0", "5.16.1", "5.17.0", "5.18.0", "5.19.0", "5.20.0", "5.20.1", "5.20.2")
+
+
+def test_a_matrix_past_its_deadline_stops_with_exit_2(capsys, tmp_path):
+    """A matrix is all its cells or none: one that would run on past its
+    deadline says so, rather than hold a CI job for hours."""
+    with pytest.raises(compat.CompatError, match="did not finish within"):
+        compat.matrix(write_axes(tmp_path, SMALL), deadline=1e-9)
+    code, out, err = run(capsys, "matrix", write_axes(tmp_path, SMALL), "--deadline", "0.000000001")
+    assert (code, out) == (2, "") and "did not finish within" in err and err.count("\n") == 1
+    assert run(capsys, "matrix", write_axes(tmp_path, SMALL), "--deadline", "nan")[0] == 2
+    with pytest.raises(ValueError, match="deadline"):
+        compat.matrix(write_axes(tmp_path, SMALL), deadline=float("inf"))

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, _db_option, _echo, _fail, cli
+from . import EXIT_FINDINGS, Seconds, _db_option, _echo, _fail, cli
 
 
 @cli.command()
@@ -27,9 +27,12 @@ from . import EXIT_FINDINGS, _db_option, _echo, _fail, cli
 @click.option("--columns", "columns_axis", metavar="AXIS", help="markdown: the axis across it (default: the second).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True,
               help="The resolver's budget for each cell.")
+@click.option("--deadline", type=Seconds(), default=900.0, show_default=True,
+              help="Seconds the whole matrix may take; past them it stops with exit 2 (a matrix is all its cells).")
 @_db_option
 def matrix(axes: str, fmt: str, explain_excluded: bool, pairwise: bool, strength: int | None, seed: int,
-           rows_axis: str | None, columns_axis: str | None, max_rounds: int, db_path: str | None) -> None:
+           rows_axis: str | None, columns_axis: str | None, max_rounds: int, deadline: float,
+           db_path: str | None) -> None:
     """The compatible combinations of AXES (an axes.toml), each resolved to a
     complete stack. Exit 0 with at least one, 1 if none works, 2 if the
     input is bad."""
@@ -51,7 +54,7 @@ def matrix(axes: str, fmt: str, explain_excluded: bool, pairwise: bool, strength
             else (None, None)
         with _progress(loaded.cells) as progress:
             result = api.matrix(loaded, database=database, strength=strength, seed=seed, max_rounds=max_rounds,
-                                progress=progress)
+                                progress=progress, deadline=deadline)
     except CompatError as exc:
         _fail(exc)
     click.echo(f"compat matrix: {render.summary(result)}", err=True)
