@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections import Counter
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "render", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 60.0  # seconds for each program (importing torch can take a while on a cold disk)
-MAX_OUTPUT = 1024 * 1024  # characters of a program's output that are read
+MAX_OUTPUT = 1024 * 1024  # bytes of a program's output that are read: one that prints more is stopped
 NVIDIA_QUERY = ("--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader")
 # Drivers before 510 do not know the compute_cap field: the name then gives it, through the catalog.
 NVIDIA_QUERY_OLD = ("--query-gpu=name,driver_version", "--format=csv,noheader")
@@ -110,38 +109,29 @@ def _clean(text: str, limit: int = 200) -> str:
 
 
 def run(argv: Sequence[str], timeout: float) -> Tool:
-    """Run `argv` for at most `timeout` seconds, in a session of its own so
-    that a program that hangs is killed with every process it started (a
-    wrapper script's children would otherwise hold the pipes open)."""
+    """Run `argv` for at most `timeout` seconds and `MAX_OUTPUT` bytes of
+    output; a program that hangs or prints without end is stopped, with
+    every process it started (sources/environment.py `start`)."""
+    from .environment import TooMuchOutput, collect, start
+
     name = os.path.basename(argv[0])
     try:
-        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+        process = start(list(argv))
     except FileNotFoundError:
         return Tool(None, f"{name} is not installed (not on PATH)")
     except OSError as exc:
         return Tool(None, f"{name} could not be started: {exc.strerror or exc}")
     try:
-        out, err = process.communicate(timeout=timeout)
+        out, err = collect(process, timeout, MAX_OUTPUT)
     except subprocess.TimeoutExpired:
-        _kill(process)
-        process.communicate()
         return Tool(None, f"{name} did not answer within {timeout:g} s (stopped)")
-    stdout = out.decode("utf-8", "replace")[:MAX_OUTPUT]
+    except TooMuchOutput:
+        return Tool(None, f"{name} printed more than {MAX_OUTPUT // 1024} KiB (stopped)")
+    stdout = out.decode("utf-8", "replace")
     if process.returncode != 0:
         said = _clean(stdout.strip().splitlines()[0] if stdout.strip() else err.decode("utf-8", "replace"))
         return Tool(stdout, f"{name} failed (exit {process.returncode})" + (f": {said}" if said else ""))
     return Tool(stdout)
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:  # pragma: no cover - Windows
-            process.kill()
-    except OSError:
-        pass
 
 
 def parse_nvidia_smi(text: str, with_compute_capability: bool = True) -> list[GpuReading]:
@@ -259,12 +249,12 @@ def _probe(python: str, code: str, timeout: float) -> tuple[dict[str, Any] | Non
     return data, None
 
 
-def _environment(python: str | None, machine: Machine) -> None:
+def _environment(python: str | None, machine: Machine, timeout: float) -> None:
     """Python, platform, glibc and distributions, as the interpreter itself
     lists them (sources/environment.py, which `compat check --env` reads too)."""
     from .environment import read_environment
 
-    environment = read_environment(python)
+    environment = read_environment(python, timeout)
     release = (_version(environment.python, 3) or "").split(".")
     if len(release) < 2 or release[0] != "3":
         raise DetectError(f"the interpreter says it is Python {_clean(environment.python, 40)}: not a CPython 3 "
@@ -308,7 +298,7 @@ def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Machi
     """Ask the interpreter (`python`, by default this one), the GPU tools and torch."""
     machine = Machine()
     interpreter = python or sys.executable
-    _environment(interpreter, machine)
+    _environment(interpreter, machine, timeout)
     machine.gpus, machine.gpu_tool, notes = detect_gpus(timeout)
     machine.notes += notes
     if "torch" in machine.distributions:

@@ -12,7 +12,13 @@ environment and its glibc. Only the header of each metadata file is read
 quick.
 
 The script runs on any CPython 3.8 or newer and needs nothing installed;
-compat does the judging on this side (engine/installed.py).
+compat does the judging on this side (engine/installed.py). The
+interpreter is not trusted: it runs for a bounded time, its output is read
+up to a bound (one that hangs or prints without end is stopped, with the
+processes it started), and what it says on standard error is shown as one
+escaped line. A distribution whose metadata cannot be judged here (a
+marker that cannot be evaluated, a number too long to compare) is reported
+as such, and its requirements are not judged.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ import functools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -31,9 +40,11 @@ from packaging.version import InvalidVersion, Version
 
 from .._names import normalize
 from ..errors import StackError
+from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
-           "current_interpreter", "extras_named", "PLATFORM_NAMES"]
+           "current_interpreter", "extras_named", "PLATFORM_NAMES", "start", "collect", "TooMuchOutput"]
 
 # (sys.platform, platform.machine()) -> the stack's [system] platform
 PLATFORM_NAMES = {
@@ -46,6 +57,11 @@ PLATFORM_NAMES = {
     ("win32", "x86_64"): "windows-x86_64",
 }
 TIMEOUT = 120  # seconds the interpreter may take to list its distributions
+# Bytes of standard output read from the interpreter (the listing of a few
+# thousand distributions is a few megabytes) and of standard error (only its
+# last line is shown): a program that prints without end is stopped.
+MAX_LISTING = 64 * 1024 * 1024
+MAX_STDERR = 64 * 1024
 # pip's test for a distribution name (a leftover such as "~orch" fails it)
 _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 # the extras a marker names (``extra == "gpu"``, as metadata writes them)
@@ -220,7 +236,7 @@ class Environment:
             name = normalize(dist.name) if _NAME.fullmatch(dist.name) else None
             if name is None or name in found:
                 continue  # pip ignores a leftover such as "~orch"; a later one of a name is a duplicate
-            found[name] = _parse(name, dist)
+            found[name] = _parse(name, dist, self.markers)
         return found
 
     @functools.cached_property
@@ -297,22 +313,37 @@ def extras_named(text: str) -> set[str]:
     return {normalize(a or b) for a, b in _EXTRA.findall(text)} if "extra" in text else set()
 
 
-def _parse(name: str, dist: Distribution) -> Installed:
+def _parse(name: str, dist: Distribution, markers: dict[str, str]) -> Installed:
+    """A distribution's metadata, parsed; what cannot be judged (on this
+    interpreter) is its `problem`, and then none of its requirements is."""
+    from .requirements import long_version, marker_problem, quote
+
     if dist.error is not None:
         return Installed(name, dist, None, (), f"its metadata cannot be read ({dist.error})")
-    try:
-        version: Version | None = Version(dist.version)
-    except InvalidVersion:
-        version = None
+    version: Version | None = None
+    if not LONG_NUMBER.search(dist.version):
+        try:
+            version = Version(dist.version)
+        except InvalidVersion:
+            pass
     requirements = []
     for text in dist.requires:
         try:
-            requirements.append(Requirement(text))
+            requirement = Requirement(text)
         except InvalidRequirement as exc:
-            return Installed(name, dist, version, (), f"its Requires-Dist {text!r} is not PEP 508 "
+            return Installed(name, dist, version, (), f"its Requires-Dist {quote(text)} is not PEP 508 "
                              f"({str(exc).splitlines()[0]})")
+        problem = long_version(requirement) or marker_problem(requirement.marker, {**markers, "extra": ""})
+        if problem:
+            return Installed(name, dist, version, (), f"its Requires-Dist {quote(text)} cannot be judged ({problem})")
+        requirements.append(requirement)
+    if dist.requires_python and LONG_NUMBER.search(dist.requires_python):
+        return Installed(name, dist, version, (), f"its Requires-Python names a number of more than {MAX_DIGITS} "
+                         "digits")
     if version is None:
-        return Installed(name, dist, None, tuple(requirements), f"its version {dist.version!r} is not PEP 440")
+        why = f"has a number of more than {MAX_DIGITS} digits" if LONG_NUMBER.search(dist.version) else \
+            "is not PEP 440"
+        return Installed(name, dist, None, tuple(requirements), f"its version {quote(dist.version)} {why}")
     return Installed(name, dist, version, tuple(requirements))
 
 
@@ -320,13 +351,13 @@ class PendingEnvironment:
     """An interpreter listing its distributions: started at once, so that
     compat loads its database meanwhile; `result` waits for the answer."""
 
-    def __init__(self, python: str | None = None) -> None:
+    def __init__(self, python: str | None = None, timeout: float | None = None) -> None:
         self.interpreter = python or sys.executable
+        self.timeout = TIMEOUT if timeout is None else timeout
         self.error: StackError | None = None
         self.process: subprocess.Popen[bytes] | None = None
         try:
-            self.process = subprocess.Popen([self.interpreter, "-c", _SCRIPT], stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.process = start([self.interpreter, "-c", _SCRIPT])
         except FileNotFoundError:
             self.error = self._error("no such interpreter")
         except PermissionError:
@@ -341,15 +372,15 @@ class PendingEnvironment:
         if self.error is not None or self.process is None:
             raise self.error or self._error("cannot be run")
         try:
-            out, err = self.process.communicate(timeout=TIMEOUT)
+            out, err = collect(self.process, self.timeout, MAX_LISTING)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-            raise self._error(f"did not list its distributions within {TIMEOUT} s") from None
+            raise self._error(f"did not list its distributions within {self.timeout:g} s (stopped)") from None
+        except TooMuchOutput:
+            raise self._error(f"printed more than {MAX_LISTING // 2**20} MiB while listing its distributions "
+                              "(stopped)") from None
         if self.process.returncode != 0:
-            last = (err.decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1]
-            raise self._error(f"could not list its distributions (exit {self.process.returncode}: {last[:300]}); "
-                              "compat reads CPython 3.8 or newer")
+            raise self._error(f"could not list its distributions (exit {self.process.returncode}: "
+                              f"{last_line(err)}); compat reads CPython 3.8 or newer")
         try:
             return _environment(self.interpreter, json.loads(out))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -358,14 +389,96 @@ class PendingEnvironment:
     def cancel(self) -> None:
         """Stop the interpreter (the inputs had another problem)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.communicate()
+            stop(self.process)
 
 
-def read_environment(python: str | None = None) -> Environment:
+def read_environment(python: str | None = None, timeout: float | None = None) -> Environment:
     """List what is installed for the interpreter `python` (a path or a
-    command on PATH; by default the one running compat), by running it."""
-    return PendingEnvironment(python).result()
+    command on PATH; by default the one running compat), by running it for
+    at most `timeout` seconds (by default `TIMEOUT`)."""
+    return PendingEnvironment(python, timeout).result()
+
+
+# -- running a program that is not trusted ----------------------------------------
+
+
+class TooMuchOutput(Exception):
+    """A program printed more than it was allowed to (it was stopped)."""
+
+
+def start(argv: list[str]) -> subprocess.Popen[bytes]:
+    """Start `argv` with its output piped, in a session of its own, so that
+    `stop` ends it with every process it started (a wrapper script's
+    children would otherwise hold the pipes open). Raises OSError."""
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=os.name == "posix")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill a process `start` started, and its children, and reap it."""
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            process.kill()
+    except OSError:
+        pass
+    process.wait()
+
+
+def collect(process: subprocess.Popen[bytes], timeout: float, limit: int) -> tuple[bytes, bytes]:
+    """The standard output and error of a process `start` started, once it
+    ends. Neither is held whole: output beyond `limit` bytes stops the
+    process (TooMuchOutput); of the error output, the last `MAX_STDERR`
+    bytes are kept (the end says what went wrong); past `timeout` seconds
+    the process is stopped (TimeoutExpired)."""
+    assert process.stdout is not None and process.stderr is not None
+    done = threading.Event()
+    out, err = bytearray(), bytearray()
+    overflow: list[bool] = []
+    remaining = [2]
+    lock = threading.Lock()
+
+    def drain(pipe: Any, kept: bytearray, cap: int, strict: bool) -> None:
+        try:
+            while chunk := pipe.read1(65536):
+                kept += chunk
+                if len(kept) > cap:
+                    if strict:
+                        overflow.append(True)
+                        break
+                    del kept[: len(kept) - cap]
+        except (OSError, ValueError):
+            pass  # the pipe was closed under it: the process was stopped
+        with lock:
+            remaining[0] -= 1
+            if remaining[0] == 0 or overflow:
+                done.set()
+
+    readers = [threading.Thread(target=drain, args=(process.stdout, out, limit, True), daemon=True),
+               threading.Thread(target=drain, args=(process.stderr, err, MAX_STDERR, False), daemon=True)]
+    deadline = time.monotonic() + timeout
+    for reader in readers:
+        reader.start()
+    finished = done.wait(timeout)
+    if not finished or overflow:
+        stop(process)
+        for reader in readers:
+            reader.join(1)
+        raise TooMuchOutput() if overflow else subprocess.TimeoutExpired(process.args, timeout)
+    try:
+        process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        stop(process)  # it closed its output and went on running
+        raise
+    return bytes(out), bytes(err)
+
+
+def last_line(err: bytes) -> str:
+    """The last line a program wrote to standard error, as one printable
+    line of bounded length (its control characters escaped)."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return one_line(lines[-1].strip(), 300) if lines else "no message"
 
 
 def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
@@ -375,14 +488,17 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
             name = os.path.basename(entry["metadata"]).split("-", 1)[0]
             distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
             continue
+        version = str(entry["version"])
+        too_long = f"its Version has {len(version):,} characters" if len(version) > MAX_VERSION else None
         distributions.append(Distribution(
             name=str(entry["name"]),
-            version=str(entry["version"]),
+            version=version if too_long is None else version[:40] + "…",  # as every message shows it
             requires=tuple(str(r).strip() for r in entry["requires"]),
             requires_python=entry["requires_python"],
             extras=tuple(str(e) for e in entry["extras"]),
             tags=tuple(entry["tags"]),
             metadata=str(entry["metadata"]),
+            error=too_long,
         ))
     markers = {str(k): str(v) for k, v in data["markers"].items()}
     return Environment(interpreter, str(data["executable"]), markers, data["glibc"], tuple(distributions))

@@ -28,7 +28,6 @@ not, is judged against its own metadata by the environment check
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
 from collections.abc import Mapping
@@ -41,7 +40,7 @@ from packaging.version import Version
 from .. import _toml
 from .._names import normalize
 from ..errors import StackError
-from .stack import PackageSpec, Place, Stack, load_stack, stack_from_tables, tracked_name
+from .stack import MAX_PACKAGES, PackageSpec, Place, Stack, load_stack, stack_from_tables, tracked_name
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -261,7 +260,13 @@ class _Merger:
             raise _disagree(disagreements)
         self._extras_of_pins(merged, markers)
         scope = self._installed_scope()
-        return {n: g for n, g in merged.items() if g.origin != "environment" or n in scope}
+        kept = {n: g for n, g in merged.items() if g.origin != "environment" or n in scope}
+        if len(kept) > MAX_PACKAGES:
+            # the file that gives the first package past the limit, not the stack file the packages are merged into
+            place = list(kept.values())[MAX_PACKAGES].place
+            raise StackError(f"more than {MAX_PACKAGES:,} packages in all: a stack is limited to {MAX_PACKAGES:,} "
+                             "(split the deployment)", file=place.file, line=place.line)
+        return kept
 
     def _extras_of_pins(self, merged: dict[str, _Given], markers: dict[str, str]) -> None:
         """The extras that a flat list of pins installs without naming them.
@@ -326,7 +331,7 @@ class _Merger:
         if self.lock is not None:
             entries += self.lock.entries(markers, extras=self.inputs.extras, groups=self.inputs.groups or None)
         environment = {**markers, "extra": ""}
-        return [e for e in entries if e.requirement.marker is None or e.requirement.marker.evaluate(environment)]
+        return [e for e in entries if _applies(e, environment)]
 
     def _installed(self) -> list[_Given]:
         """The installed distributions, each pinned to its version. An
@@ -363,6 +368,22 @@ class _Merger:
             disagreements.append((old, new))
         else:
             merged[name] = both
+
+
+def _applies(entry: Entry, environment: dict[str, str]) -> bool:
+    """Whether an entry's marker holds for this stack. The readers refuse a
+    marker that cannot be evaluated; one that fails on this machine alone
+    (an interpreter's odd platform_release) is an error naming the entry."""
+    marker = entry.requirement.marker
+    if marker is None:
+        return True
+    try:
+        return bool(marker.evaluate(environment))
+    except (ValueError, LookupError, RecursionError):  # UndefinedComparison, UndefinedEnvironmentName, a long number
+        from .requirements import marker_problem
+
+        problem = marker_problem(marker, environment) or "marker: cannot be evaluated"
+        raise StackError(f"{problem} on this machine", file=entry.place.file, line=entry.place.line) from None
 
 
 def _disagree(disagreements: list[tuple[_Given, _Given]]) -> StackError:

@@ -27,7 +27,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .. import _toml
 from ..errors import StackError
-from .requirements import Entry, long_version
+from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from .requirements import Entry, long_version, marker_problem
 from .stack import Place
 
 __all__ = ["LockFile", "read_pylock"]
@@ -66,6 +67,7 @@ class LockFile:
         starts = [line for line, _ in _toml.blocks(self.text, "packages")]
         self.lines: list[int | None] = starts if len(starts) == len(self.lock.packages) else \
             [None] * len(self.lock.packages)
+        self._check_conditions(data)
         tool = data.get("tool", {})
         compat = tool.get("compat", {}) if isinstance(tool, Mapping) else {}
         applications = compat.get("applications", {}) if isinstance(compat, Mapping) else {}
@@ -85,6 +87,30 @@ class LockFile:
                                  file=self.path, key=f"[tool.compat.applications] {name[:40]}",
                                  line=_toml.locate(self.text, ("tool", "compat", "applications"), name))
             self.applications[name] = requirement
+
+    def _check_conditions(self, data: Mapping[str, Any]) -> None:
+        """Refuse, naming the key, what `Pylock.select` would fail on: a
+        Requires-Python with a number too long to compare, and a marker
+        that cannot be evaluated where PEP 751 evaluates it (``extras`` and
+        ``dependency_groups`` are defined for a package's marker, not for
+        ``environments``)."""
+        packages = data.get("packages")
+        tables = packages if isinstance(packages, list) else []
+        for where, table, line in [("", data, None),
+                                   *((f"packages[{i}].", t, self.lines[i]) for i, t in enumerate(tables))]:
+            written = table.get("requires-python") if isinstance(table, Mapping) else None
+            if isinstance(written, str) and LONG_NUMBER.search(written):
+                raise StackError(f"a number of more than {MAX_DIGITS} digits", file=self.path,
+                                 key=f"{where}requires-python", line=line or self._line(f"{where}requires-python"))
+        for index, marker in enumerate(self.lock.environments or ()):
+            problem = marker_problem(marker, context="requirement")
+            if problem:
+                raise StackError(problem, file=self.path, key=f"environments[{index}]",
+                                 line=_toml.locate(self.text, (), "environments"))
+        for index, package in enumerate(self.lock.packages):
+            problem = marker_problem(package.marker, context="lock_file")
+            if problem:
+                raise StackError(problem, file=self.path, key=f"packages[{index}].marker", line=self.lines[index])
 
     def _line(self, context: str | None) -> int | None:
         """The line of a validation error's context (``packages[3].version``)."""
@@ -109,6 +135,9 @@ class LockFile:
                                              dependency_groups=groups))
         except pylock.PylockSelectError as exc:
             raise StackError(f"selects nothing for this stack: {exc}", file=self.path) from None
+        except (ValueError, LookupError, RecursionError) as exc:  # a marker this machine's values cannot meet
+            raise StackError(one_line(f"a marker cannot be evaluated on this machine ({type(exc).__name__}: {exc})",
+                                      300), file=self.path) from None
         entries: list[Entry] = []
         for package, source in selected:
             place = Place(self.path, self.lines[index_of[id(package)]])

@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -43,12 +43,15 @@ from packaging.utils import (
 
 from .. import _toml
 from ..errors import StackError
-from .stack import MAX_VERSION, Place
+from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from ..knowledge.snapshot import requirement_problem
+from .stack import MAX_KEY, MAX_VERSION, Place
 
 if TYPE_CHECKING:
-    from packaging.markers import Marker
+    from packaging.markers import EvaluateContext, Marker
 
-__all__ = ["Entry", "Requirements", "read_requirements", "with_marker"]
+__all__ = ["Entry", "Requirements", "read_requirements", "with_marker", "unusable", "marker_problem",
+           "read_requirement", "direct_reference", "quote"]
 
 # pip's own expressions (pip/_internal/req/req_file.py)
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -74,6 +77,12 @@ _OPTIONS: dict[str, tuple[str, bool]] = {
     "--require-hashes": ("require-hashes", False), "--pre": ("pre", False),
 }
 _MAX_DEPTH = 32  # files included inside one another
+# Characters of a line an error quotes: enough to show where it goes wrong,
+# too few to print a file that is no requirements file (a -r /etc/shadow).
+_QUOTED = 40
+_MAX_EXTRAS = 100  # extras of one requirement (a package declares a few dozen at most)
+# The marker variables PEP 751 defines for a lock's packages alone.
+_LOCK_VARIABLES = re.compile(r"\b(?:extras|dependency_groups)\b")
 
 
 class Entry(NamedTuple):
@@ -178,7 +187,7 @@ def _options(text: str, place: Place) -> list[tuple[str, str | None]]:
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        raise StackError(f"cannot read the options {text!r}: {exc}", file=place.file, line=place.line) from None
+        raise StackError(f"cannot read the options {quote(text)}: {exc}", file=place.file, line=place.line) from None
     found: list[tuple[str, str | None]] = []
     index = 0
     while index < len(words):
@@ -192,7 +201,7 @@ def _options(text: str, place: Place) -> list[tuple[str, str | None]]:
         if written not in _OPTIONS:
             from .._names import did_you_mean
 
-            raise StackError(f"unknown option {written!r}{did_you_mean(written, _OPTIONS)}", file=place.file,
+            raise StackError(f"unknown option {quote(written)}{did_you_mean(written, _OPTIONS)}", file=place.file,
                              line=place.line)
         name, takes_value = _OPTIONS[written]
         if takes_value and value is None:
@@ -217,7 +226,7 @@ def _read_line(line: str, place: Place, base: str, constraint: bool, chain: tupl
             # pip: -r includes requirements, -c constraints, whatever the file that names them
             target = os.path.join(base, value or "")  # an absolute path stays itself
             if "://" in (value or ""):
-                raise StackError(f"{value} is a URL: compat reads only local files (download it first)",
+                raise StackError(f"{quote(value or '')} is a URL: compat reads only local files (download it first)",
                                  file=place.file, line=place.line)
             _read_file(target, name == "constraint", chain, found, place)
         elif name == "editable":
@@ -241,23 +250,99 @@ def _requirement(text: str, place: Place, constraint: bool) -> list[Entry]:
     """The entries of one requirement: a PEP 508 line, or a place to install from."""
     if _looks_like_location(text):
         if constraint:
-            raise StackError(f"{text!r}: unnamed requirements are not allowed as constraints (as pip says)",
+            raise StackError(f"{quote(text)}: unnamed requirements are not allowed as constraints (as pip says)",
                              file=place.file, line=place.line)
         return _location(text, place, None)
+    requirement = read_requirement(text, lambda why: StackError(why, file=place.file, line=place.line))
+    if constraint and requirement.extras:
+        raise StackError(f"{quote(text)}: constraints cannot have extras (as pip says)", file=place.file,
+                         line=place.line)
+    if requirement.url:
+        return direct_reference(requirement, place)
+    return [Entry(requirement, place, constraint)]
+
+
+def read_requirement(text: str, error: Callable[[str], StackError]) -> Requirement:
+    """The PEP 508 requirement `text`, one compat can judge; else the
+    StackError `error` makes of why not (each input says where)."""
     try:
         requirement = Requirement(text)
     except InvalidRequirement as exc:
-        message = str(exc).splitlines()[0]
-        raise StackError(f"not a PEP 508 requirement ({message}): {text!r}", file=place.file,
-                         line=place.line) from None
-    too_long = long_version(requirement)
-    if too_long:
-        raise StackError(too_long, file=place.file, line=place.line)
-    if constraint and requirement.extras:
-        raise StackError(f"{text!r}: constraints cannot have extras (as pip says)", file=place.file, line=place.line)
-    if requirement.url:
-        return _location(requirement.url, place, requirement)
-    return [Entry(requirement, place, constraint)]
+        raise error(_not_pep508(text, exc)) from None
+    problem = unusable(requirement)
+    if problem:
+        raise error(problem)
+    return requirement
+
+
+def direct_reference(requirement: Requirement, place: Place, within: tuple[str, ...] = ()) -> list[Entry]:
+    """The entries of ``name @ URL``, as pip installs it: a wheel or sdist
+    is the version its file name gives, a project folder its requirements;
+    a VCS checkout is refused. `within` holds the projects being read (a
+    pyproject.toml's own direct references), so that two that name each
+    other are an error, not an endless read."""
+    assert requirement.url is not None
+    return _location(requirement.url, place, requirement, within)
+
+
+def _not_pep508(text: str, exc: InvalidRequirement) -> str:
+    """The error of a line that does not parse: packaging's reason, and the
+    line quoted up to where the parse stopped (a file that is no
+    requirements file is not printed)."""
+    span = getattr(exc.__cause__, "span", None)
+    end = span[1] + 3 if isinstance(span, tuple) else None  # and the few characters it stopped at
+    return f"not a PEP 508 requirement ({str(exc).splitlines()[0]}): {quote(text[:end])}"
+
+
+def quote(text: str) -> str:
+    """`text` as an error quotes it: escaped, and cut at a few dozen characters.
+
+    >>> print(quote("root:*:19000:0:99999:7:::"[:5]))
+    'root:'
+    """
+    return f"'{one_line(text, _QUOTED)}'"
+
+
+def unusable(requirement: Requirement) -> str | None:
+    """Why a requirement an input gives cannot be judged, or None: a name
+    or extras no stack can hold, a version too long to compare, or a
+    marker that cannot be evaluated. Each is refused here, where the line
+    is known, rather than in the stack the packages are merged into."""
+    if len(requirement.name) > MAX_KEY:
+        return f"a package name of {len(requirement.name):,} characters: names are limited to {MAX_KEY}"
+    if len(requirement.extras) > _MAX_EXTRAS:
+        return f"{len(requirement.extras):,} extras: a requirement names at most {_MAX_EXTRAS}"
+    longest = max(requirement.extras, key=len, default="")
+    if len(longest) > MAX_KEY:
+        return f"an extra name of {len(longest):,} characters: names are limited to {MAX_KEY}"
+    return long_version(requirement) or marker_problem(requirement.marker)
+
+
+def marker_problem(marker: Marker | None, environment: Mapping[str, Any] | None = None,
+                   context: EvaluateContext = "metadata") -> str | None:
+    """Why `marker` cannot be evaluated, or None: a number too long to
+    convert, a comparison packaging cannot make, or a name the `context`
+    does not define (``extras`` and ``dependency_groups`` are a lock
+    file's, PEP 751). Outside a lock, the marker is held to what a
+    snapshot's Requires-Dist is (`snapshot.requirement_problem`, which says
+    best why). Then it is evaluated in `environment` (by default this
+    interpreter's): packaging evaluates every comparison, so one
+    evaluation finds any that raises."""
+    if marker is None:
+        return None
+    text = str(marker)
+    if LONG_NUMBER.search(text):
+        return f"marker: a number of more than {MAX_DIGITS} digits"
+    lock_only = context == "lock_file" and _LOCK_VARIABLES.search(text) is not None
+    problem = None if lock_only else requirement_problem(f"name; {text}")
+    if problem is not None:
+        return problem
+    try:
+        marker.evaluate(environment, context)
+    except (ValueError, LookupError, RecursionError) as exc:  # UndefinedComparison, UndefinedEnvironmentName
+        why = f"no marker variable {exc}" if isinstance(exc, LookupError) else str(exc)
+        return one_line(f"marker: {text} cannot be evaluated ({why})", 300)
+    return None
 
 
 def long_version(requirement: Requirement) -> str | None:
@@ -287,14 +372,14 @@ def _looks_like_location(text: str) -> bool:
 
 def _no_version(target: str, place: Place) -> StackError:
     return StackError(
-        f"{target!r}: compat cannot tell which version a VCS checkout installs; pin the version instead "
+        f"{quote(target)}: compat cannot tell which version a VCS checkout installs; pin the version instead "
         "(name==1.2.3), or give it in a stack file's [packages]",
         file=place.file,
         line=place.line,
     )
 
 
-def _location(written: str, place: Place, named: Requirement | None) -> list[Entry]:
+def _location(written: str, place: Place, named: Requirement | None, within: tuple[str, ...] = ()) -> list[Entry]:
     """The entries of a requirement that names a place: a wheel or sdist is
     the version its file name says; a project folder, its pyproject.toml's
     requirements. `named` is the PEP 508 requirement of ``name @ URL``."""
@@ -322,14 +407,14 @@ def _location(written: str, place: Place, named: Requirement | None) -> list[Ent
 
         target = url2pathname(url.path)
     elif url.scheme and len(url.scheme) > 1:
-        raise StackError(f"{written!r}: compat reads local paths and http(s) URLs, not {url.scheme}: URLs",
+        raise StackError(f"{quote(written)}: compat reads local paths and http(s) URLs, not {url.scheme}: URLs",
                          file=place.file, line=place.line)
     path = os.path.expanduser(target.split("#", 1)[0])
     if os.path.isdir(path):
-        return _project(path, extras, marker, place)
+        return _project(path, extras, marker, place, within)
     if path.lower().endswith(_ARCHIVES):
         return [_archive(os.path.basename(path), extras, marker, place, named, written)]
-    raise StackError(f"{written!r} is neither a project folder nor a wheel or sdist (no such folder)",
+    raise StackError(f"{quote(written)} is neither a project folder nor a wheel or sdist (no such folder)",
                      file=place.file, line=place.line)
 
 
@@ -337,10 +422,14 @@ def _marker(text: str, place: Place) -> Marker:
     from packaging.markers import InvalidMarker, Marker
 
     try:
-        return Marker(text.strip())
+        marker = Marker(text.strip())
     except InvalidMarker as exc:
-        raise StackError(f"not a PEP 508 marker ({str(exc).splitlines()[0]}): {text.strip()!r}", file=place.file,
-                         line=place.line) from None
+        raise StackError(f"not a PEP 508 marker ({str(exc).splitlines()[0]}): {quote(text.strip())}",
+                         file=place.file, line=place.line) from None
+    problem = marker_problem(marker)
+    if problem:
+        raise StackError(problem, file=place.file, line=place.line)
+    return marker
 
 
 def _archive(filename: str, extras: set[str], marker: Marker | None, place: Place, named: Requirement | None,
@@ -353,14 +442,18 @@ def _archive(filename: str, extras: set[str], marker: Marker | None, place: Plac
             name, version = parse_sdist_filename(filename)
     except (InvalidWheelFilename, InvalidSdistFilename):
         raise StackError(
-            f"{written!r}: compat cannot tell the version of what it installs (the file name {filename!r} is not "
-            "a wheel's or an sdist's); pin the version instead (name==1.2.3)",
+            f"{quote(written)}: compat cannot tell the version of what it installs (the file name "
+            f"{quote(filename)} is not a wheel's or an sdist's); pin the version instead (name==1.2.3)",
             file=place.file,
             line=place.line,
         ) from None
     if named is not None and canonicalize_name(named.name) != name:
-        raise StackError(f"{written!r} is a file of {name}, not of {named.name}", file=place.file, line=place.line)
-    return Entry(_pinned(named.name if named else str(name), str(version), extras, marker), place)
+        raise StackError(f"{quote(written)} is a file of {name}, not of {named.name}", file=place.file, line=place.line)
+    pinned = _pinned(named.name if named else str(name), str(version), extras, marker)
+    problem = unusable(pinned)
+    if problem:
+        raise StackError(problem, file=place.file, line=place.line)
+    return Entry(pinned, place)
 
 
 def _pinned(name: str, version: str, extras: set[str], marker: Marker | None) -> Requirement:
@@ -370,20 +463,24 @@ def _pinned(name: str, version: str, extras: set[str], marker: Marker | None) ->
     return Requirement(text)
 
 
-def _project(folder: str, extras: set[str], marker: Marker | None, place: Place) -> list[Entry]:
+def _project(folder: str, extras: set[str], marker: Marker | None, place: Place,
+             within: tuple[str, ...] = ()) -> list[Entry]:
     """A local project (``-e .``): pip installs it and its requirements; compat
     reads those from its pyproject.toml."""
     from .pyproject import read_pyproject
 
     pyproject = os.path.normpath(os.path.join(folder, "pyproject.toml"))
+    if os.path.realpath(pyproject) in within:
+        raise StackError(f"{quote(folder)}: the projects require one another in a cycle (through their direct "
+                         "references)", file=place.file, line=place.line)
     if not os.path.isfile(pyproject):
         raise StackError(
-            f"{folder!r} is a project folder without a pyproject.toml: compat reads a project's requirements from "
+            f"{quote(folder)} is a project folder without a pyproject.toml: compat reads a project's requirements from "
             "its [project] table only (give them in a requirements file instead)",
             file=place.file,
             line=place.line,
         )
-    entries = read_pyproject(pyproject, extras=sorted(extras))
+    entries = read_pyproject(pyproject, extras=sorted(extras), within=within)
     if marker is None:
         return entries
     return [e._replace(requirement=with_marker(e.requirement, str(marker))) for e in entries]
