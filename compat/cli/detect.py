@@ -6,7 +6,7 @@ import click
 
 from ..errors import CompatError
 from ..sources.detect import DEFAULT_TIMEOUT  # (the group imports this module for `compat detect` alone)
-from . import _db_option, _deliver, _fail, cli
+from . import Seconds, _db_option, _deliver, _fail, cli
 
 
 @cli.command()
@@ -14,8 +14,9 @@ from . import _db_option, _deliver, _fail, cli
               help="Write the stack here (atomically: a complete file or none) instead of printing it.")
 @click.option("--python", "python", metavar="PATH",
               help="Describe the environment of this interpreter (default: the one compat runs in).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds that nvidia-smi, rocm-smi and the torch import may each take before they are stopped.")
+@click.option("--timeout", type=Seconds(0.1), default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds that nvidia-smi, rocm-smi, the torch import and the interpreter's listing of its "
+                   "distributions may each take before they are stopped.")
 @_db_option
 def detect(output: str | None, python: str | None, timeout: float, db_path: str | None) -> None:
     """Write a stack.toml for this machine: Python, platform and glibc; the
