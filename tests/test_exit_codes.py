@@ -161,3 +161,9 @@ def test_output_goes_where_a_shell_redirection_would_and_creates_no_folders(caps
     code, _, _ = run(capsys, "resolve", stack, "-o", str(fifo))
     reader.join(10)
     assert code == 0 and received and received[0].startswith("# Resolved") and not fifo.is_file()
+
+
+@pytest.mark.parametrize("args", [[], ["db"]])
+def test_a_group_alone_shows_its_help(capsys, args):
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "Commands:" in err and "compat: error" not in err

@@ -21,6 +21,11 @@ EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 EXIT_INCOMPLETE = 4  # db sync: some package kept its old snapshot (docs/reliability.md)
 
 
+# A group given no command raises this usage error (click 8.2 on) to show its help.
+_NO_ARGS: tuple[type[Exception], ...] = tuple(
+    e for e in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if e is not None)
+
+
 class Seconds(click.FloatRange):
     """A positive, finite number of seconds: a range test alone lets "nan"
     through (every comparison with it is false), and "inf" waits forever."""
@@ -160,6 +165,9 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=args, prog_name="compat", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except _NO_ARGS as exc:  # `compat` or `compat db` alone: the help, as before any command
+        exc.show()
+        sys.exit(EXIT_INPUT)
     except click.UsageError as exc:  # a bad option, argument or value: input compat cannot use, said in one line
         command = exc.ctx.command_path if exc.ctx is not None else "compat"
         _fail(f"{' '.join(exc.format_message().split())} ({command} --help says more)")
