@@ -186,18 +186,27 @@ def test_projects_that_name_each_other_by_file_url_are_a_cycle_not_an_endless_re
 # -- direct references in a pyproject.toml read as a requirements file reads them -----------------------
 
 
-@pytest.mark.parametrize("requirement", [f"vllm @ https://example.com/{WHEEL}", "vllm @ git+https://example.com/vllm"])
-def test_a_pyproject_direct_reference_reads_as_the_same_requirements_line(folder, db, requirement):
+def test_a_pyproject_direct_reference_to_a_wheel_pins_its_version_as_a_requirements_line_does(folder, db):
+    requirement = f"vllm @ https://example.com/{WHEEL}"
     (folder / "r.txt").write_text(f"{requirement}\n", encoding="utf-8")
     (folder / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = ["{requirement}"]\n',
                                            encoding="utf-8")
-    try:
-        [from_file] = load_inputs(Inputs(stacks=("stack.toml",), requirements=("r.txt",)), db)
-    except StackError as exc:
-        assert error_of(db, pyproject="pyproject.toml").message == exc.message  # git+: refused alike
-        return
+    [from_file] = load_inputs(Inputs(stacks=("stack.toml",), requirements=("r.txt",)), db)
     [from_project] = load_inputs(Inputs(stacks=("stack.toml",), pyproject="pyproject.toml"), db)
     assert str(from_project.packages["vllm"].specifier) == str(from_file.packages["vllm"].specifier) == "==0.32.0"
+
+
+def test_a_pyproject_direct_reference_to_a_vcs_checkout_is_refused_as_a_requirements_line_is(folder, db):
+    requirement = "vllm @ git+https://example.com/vllm"
+    (folder / "r.txt").write_text(f"{requirement}\n", encoding="utf-8")
+    (folder / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = ["{requirement}"]\n',
+                                           encoding="utf-8")
+    from_file = error_of(db, requirements=("r.txt",))
+    from_project = error_of(db, pyproject="pyproject.toml")
+    assert "cannot tell which version a VCS checkout installs" in from_file.message
+    assert from_project.message == from_file.message
+    assert (from_file.file, from_file.line) == ("r.txt", 1)
+    assert (from_project.file, from_project.key, from_project.line) == ("pyproject.toml", "[project] dependencies", 3)
 
 
 # -- the file that holds the entry is the one blamed --------------------------------------------------
