@@ -361,3 +361,17 @@ def test_a_release_s_definition_is_found_by_its_releases_line_alone(tmp_path):
     catalog = OptionCatalog.scan(str(path), "vllm")
     assert catalog.at("kv-cache-dtype", Version("0.30.1")).default == "fp8"
     assert catalog.at("kv-cache-dtype", Version("0.32.0")).default == "auto"
+
+
+def test_a_scanned_table_with_a_number_too_long_to_compare_is_a_database_error(tmp_path):
+    """As a full parse says it: never a ValueError from packaging in a check."""
+    from compat.knowledge.options import OptionCatalog
+    from packaging.version import Version
+
+    path = tmp_path / "vllm.toml"
+    path.write_text('schema = 1\ncomponent = "vllm"\ncovers = ">=0.30.0"\n\n'
+                    '[[option]]\nname = "kv-cache-dtype"\ntype = "choice"\nvalues = ["auto"]\n'
+                    f'releases = ">=0.30.{"1" * 5000}"\ndefault = "auto"\nsource = "vllm-0.32.0"\n')
+    for read in (OptionCatalog.scan, OptionCatalog.load):
+        with pytest.raises(DatabaseError, match=r"option\[0\]\.releases: a number of more than 100 digits"):
+            read(str(path), "vllm").at("kv-cache-dtype", Version("0.32.0"))

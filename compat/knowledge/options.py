@@ -31,7 +31,7 @@ from packaging.version import Version
 
 from .. import _toml
 from ..errors import DatabaseError
-from ._schema import Table, read_text
+from ._schema import LONG_NUMBER, MAX_DIGITS, Table, _long_number, read_text
 from .conditions import option_key
 
 __all__ = ["GPU_KEYS", "OPTIONS_DIR", "GpuPlan", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
@@ -141,12 +141,17 @@ class OptionCatalog:
         if isinstance(entry, tuple):  # a scanned block
             match, text, end, number = entry
             line = text.count("\n", 0, match.start()) + 1
-            data = _toml.loads(text[match.start():end], file=self.file, error=DatabaseError, first_line=line)
+            block = text[match.start():end]
+            data = _toml.loads(block, file=self.file, error=DatabaseError, first_line=line)
             tables = data.get("option")
             if set(data) != {"option"} or not isinstance(tables, list) or len(tables) != 1:
                 raise DatabaseError("expected one [[option]] table, and no other table after it", file=self.file,
                                     line=line)
             entry = Table(tables[0], self.file, f"option[{number}]")
+            # the root table's check of a full parse (`load`), for this table alone
+            long = _long_number(tables[0]) if "\\" in block or LONG_NUMBER.search(block) else None
+            if long is not None:
+                raise entry.error(f"a number of more than {MAX_DIGITS} digits", long)
         if isinstance(entry, Table):
             entry = self._entries[position] = _parse_option(entry, self.covers)
         return entry
@@ -237,8 +242,8 @@ class OptionCatalog:
             return True
         try:
             return SpecifierSet(found[0]).contains(version, prereleases=True)
-        except InvalidSpecifier:
-            return True  # reading it reports what is wrong
+        except ValueError:  # InvalidSpecifier, or a number too long to convert: reading it reports what is wrong
+            return True
 
     def suggest(self, flag: str) -> str | None:
         """The flag (or alias) spelled closest to `flag`, for a did-you-mean."""

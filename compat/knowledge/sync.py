@@ -27,13 +27,12 @@ database is the old one or the new one (docs/reliability.md, "db sync").
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import functools
 import os
 from collections.abc import Callable, Iterable, Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -289,13 +288,13 @@ class _Closure:
     missing: set[str] = field(default_factory=set)  # named, but not on the index
     chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases the plan's rules choose
     held: dict[str, set[Version]] = field(default_factory=dict)  # those the old snapshot holds, still listed
+    fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
 
     def kept(self, name: str) -> set[Version]:
         """The releases package `name`'s snapshot keeps: the rules' choice, and
         what it held. Apart, so that a release held does not stand in for the
         newest one a requirement admits (`_choose`)."""
         return self.chosen.get(name, set()) | self.held.get(name, set())
-    fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
 
 
 def _walk(
@@ -383,7 +382,7 @@ def _dated(files: list[IndexFile], today: _dt.date) -> tuple[list[IndexFile], li
     untrue = {f.uploaded for f in files if f.uploaded is not None and _untrue(f.uploaded, latest)}
     if not untrue:
         return files, []
-    dated = [dataclasses.replace(f, uploaded=None) if f.uploaded in untrue else f for f in files]
+    dated = [replace(f, uploaded=None) if f.uploaded in untrue else f for f in files]
     return dated, [f.uploaded for f in files if f.uploaded is not None and f.uploaded in untrue]
 
 

@@ -492,7 +492,7 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
         too_long = f"its Version has {len(version):,} characters" if len(version) > MAX_VERSION else None
         distributions.append(Distribution(
             name=str(entry["name"]),
-            version=version if too_long is None else version[:40] + "…",  # as every message shows it
+            version=version if too_long is None else one_line(version, 40),  # as every message shows it
             requires=tuple(str(r).strip() for r in entry["requires"]),
             requires_python=entry["requires_python"],
             extras=tuple(str(e) for e in entry["extras"]),

@@ -377,11 +377,11 @@ def _applies(entry: Entry, environment: dict[str, str]) -> bool:
     marker = entry.requirement.marker
     if marker is None:
         return True
+    from .requirements import MARKER_ERRORS, marker_problem
+
     try:
         return bool(marker.evaluate(environment))
-    except (ValueError, LookupError, RecursionError):  # UndefinedComparison, UndefinedEnvironmentName, a long number
-        from .requirements import marker_problem
-
+    except MARKER_ERRORS:
         problem = marker_problem(marker, environment) or "marker: cannot be evaluated"
         raise StackError(f"{problem} on this machine", file=entry.place.file, line=entry.place.line) from None
 

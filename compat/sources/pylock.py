@@ -28,7 +28,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from .. import _toml
 from ..errors import StackError
 from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
-from .requirements import Entry, long_version, marker_problem
+from .requirements import MARKER_ERRORS, Entry, long_version, marker_problem
 from .stack import Place
 
 __all__ = ["LockFile", "read_pylock"]
@@ -135,7 +135,7 @@ class LockFile:
                                              dependency_groups=groups))
         except pylock.PylockSelectError as exc:
             raise StackError(f"selects nothing for this stack: {exc}", file=self.path) from None
-        except (ValueError, LookupError, RecursionError) as exc:  # a marker this machine's values cannot meet
+        except MARKER_ERRORS as exc:  # a marker this machine's values cannot meet
             raise StackError(one_line(f"a marker cannot be evaluated on this machine ({type(exc).__name__}: {exc})",
                                       300), file=self.path) from None
         entries: list[Entry] = []

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from packaging.markers import EvaluateContext, Marker
 
 __all__ = ["Entry", "Requirements", "read_requirements", "with_marker", "unusable", "marker_problem",
-           "read_requirement", "direct_reference", "quote"]
+           "read_requirement", "direct_reference", "quote", "MARKER_ERRORS"]
 
 # pip's own expressions (pip/_internal/req/req_file.py)
 _COMMENT = re.compile(r"(^|\s+)#.*$")
@@ -77,6 +77,10 @@ _OPTIONS: dict[str, tuple[str, bool]] = {
     "--require-hashes": ("require-hashes", False), "--pre": ("pre", False),
 }
 _MAX_DEPTH = 32  # files included inside one another
+# What packaging raises when it cannot evaluate a marker: UndefinedComparison
+# and a number too long to convert (ValueError), UndefinedEnvironmentName
+# (LookupError), and a marker nested too deeply.
+MARKER_ERRORS = (ValueError, LookupError, RecursionError)
 # Characters of a line an error quotes: enough to show where it goes wrong,
 # too few to print a file that is no requirements file (a -r /etc/shadow).
 _QUOTED = 40
@@ -339,7 +343,7 @@ def marker_problem(marker: Marker | None, environment: Mapping[str, Any] | None 
         return problem
     try:
         marker.evaluate(environment, context)
-    except (ValueError, LookupError, RecursionError) as exc:  # UndefinedComparison, UndefinedEnvironmentName
+    except MARKER_ERRORS as exc:
         why = f"no marker variable {exc}" if isinstance(exc, LookupError) else str(exc)
         return one_line(f"marker: {text} cannot be evaluated ({why})", 300)
     return None
