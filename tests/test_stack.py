@@ -339,6 +339,12 @@ def test_array_nested_500_deep_in_a_file_is_exit_2(write_stack, db, capsys):
     assert code == 2 and err_text.count("\n") == 1 and err_text.startswith(f"compat: error: {path}")
 
 
+@pytest.mark.parametrize("name", ['"A=B"', '""', '"A\\u0000"'])
+def test_an_env_name_no_environment_can_hold_is_refused(write_stack, db, name):
+    err = error_of(write_stack(f'[system]\npython = "3.12"\n[env]\n{name} = "1"\n'), db)
+    assert "[env]" in err.key and "not an environment variable name" in err.message
+
+
 def test_a_byte_order_mark_is_not_part_of_the_stack(tmp_path, db):
     """Some Windows editors start a UTF-8 file with one; it is not text, as pip reads requirements."""
     path = tmp_path / "bom.toml"

@@ -214,7 +214,8 @@ class _Reader:
         dotted = ".".join((*shown_table, shown_key) if shown_key else shown_table) or None
         shown = None
         if dotted:
-            shown = f"[{'.'.join(shown_table)}] {shown_key}" if (table and key) else (f"[{dotted}]" if table else dotted)
+            shown = f"[{'.'.join(shown_table)}] {shown_key}" if (table and key is not None) else (
+                f"[{dotted}]" if table else dotted)
         line = None
         place = self.places.get((table[0], key)) if len(table) == 1 and isinstance(key, str) else None
         if place is not None:
@@ -811,6 +812,10 @@ def _model(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[Model
 def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
     env = {}
     for key, value in table.items():
+        if not key or "=" in key or "\0" in key or not key.isprintable():
+            # no environment holds such a name: a condition on it could never be met
+            raise read.error("not an environment variable name (no =, NUL or control character; not empty)",
+                             ("env",), key)
         if not isinstance(value, str):
             shown = str(value).lower() if isinstance(value, bool) else value
             raise read.error(f"expected a string, got {_kind(value)}; quote it: {key} = \"{shown}\"", ("env",), key)
