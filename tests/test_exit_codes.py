@@ -163,6 +163,11 @@ def test_output_goes_where_a_shell_redirection_would_and_creates_no_folders(caps
     assert code == 0 and received and received[0].startswith("# Resolved") and not fifo.is_file()
 
 
+def test_an_empty_python_is_bad_input_not_the_default(capsys):
+    code, _, err = run(capsys, "check", str(EXAMPLES / "h200-vllm.toml"), "--python", "")
+    assert code == 2 and "--python" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("args", [[], ["db"]])
 def test_a_group_alone_shows_its_help(capsys, args):
     code, _, err = run(capsys, *args)

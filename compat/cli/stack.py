@@ -64,6 +64,8 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
     # One short process whose objects all live until it exits: the cyclic
     # collector would only walk them (about a tenth of the run's time).
     gc.disable()
+    if python is not None and not python.strip():
+        raise click.UsageError("--python: give an interpreter (a path, or a name on PATH), not an empty string")
     if not (stacks or requirements or pyproject or pylock or env):
         raise click.UsageError("give a stack file (STACK), or the packages to check: --requirements, --pyproject, "
                                "--pylock or --env")
