@@ -375,3 +375,17 @@ def test_a_scanned_table_with_a_number_too_long_to_compare_is_a_database_error(t
     for read in (OptionCatalog.scan, OptionCatalog.load):
         with pytest.raises(DatabaseError, match=r"option\[0\]\.releases: a number of more than 100 digits"):
             read(str(path), "vllm").at("kv-cache-dtype", Version("0.32.0"))
+
+
+def test_sglang_takes_an_unambiguous_prefix_of_a_flag_as_argparse_does():
+    """SGLang's docs write --tp and --dp: its parser (plain argparse) takes an
+    unambiguous prefix of a long flag for the flag; vLLM's catalog says no
+    such thing, so its flags are matched whole."""
+    stack = {**REALISTIC, "hardware": {"gpu": "H200", "count": 8}, "packages": {"sglang": "0.5.19"},
+             "options": {"sglang": {"tp": 8, "dp": 8, "enable-dp-attention": True, "mem-frac": 0.9}}}
+    report = check(stack)
+    assert not [f.id for f in report.findings if f.id.startswith(("option-unknown", "unknown-option", "parallel"))]
+    ambiguous = {**stack, "options": {"sglang": {"en": True}}}  # --enable-... : many flags
+    assert "option-unknown:sglang:en" in ids(check(ambiguous))
+    vllm = {**REALISTIC, "packages": {"vllm": "0.32.0"}, "options": {"vllm": {"max-model": 4096}}}
+    assert "option-unknown:vllm:max-model" in ids(check(vllm))

@@ -171,6 +171,8 @@ def lint_database(db: Database) -> list[Problem]:
             if full is not None and full.spellings() != catalog.spellings():
                 add(catalog.file, "option", "the line scan a check uses finds other flags than a full parse: write each "
                     "[[option]] with one name = \"...\" line and aliases on one line")
+            if catalog.abbreviations is not None:  # the [parser] table: why prefixes of flags are taken
+                cite(catalog.file, "parser.source", catalog.abbreviations)
             if catalog.gpus is not None:  # the [gpus] table and the sources of its flags
                 cite(catalog.file, "gpus.source", catalog.gpus.source)
                 for flag, source in catalog.gpus.sources:

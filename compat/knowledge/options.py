@@ -113,11 +113,14 @@ class OptionCatalog:
     """
 
     def __init__(self, component: str, covers: SpecifierSet, options: list[OptionDef] | list[Table], file: str,
-                 gpus: GpuPlan | None = None) -> None:
+                 gpus: GpuPlan | None = None, abbreviations: str | None = None) -> None:
         self.component = component
         self.covers = covers
         self.file = file
         self.gpus = gpus
+        # The source that says the engine's parser takes an unambiguous prefix
+        # of a flag for the flag (argparse's default), or None: exact names only.
+        self.abbreviations = abbreviations
         self._index(list(options))
 
     def _index(self, entries: list[Any]) -> None:
@@ -188,7 +191,7 @@ class OptionCatalog:
     def _from(cls, data: dict[str, Any], path: str, component: str, *, scanned: bool = False,
               text: str | None = None) -> OptionCatalog:
         root = Table(data, path, "", text=text)
-        root.only(["schema", "component", "covers", "gpus", "option"])
+        root.only(["schema", "component", "covers", "gpus", "parser", "option"])
         if root.data.get("schema", 1) != 1:
             raise root.error(f"unsupported schema {root.data.get('schema')!r} (expected 1)", "schema")
         named = root.text("component", required=True)
@@ -196,8 +199,14 @@ class OptionCatalog:
             raise root.error(f"this file is {component}.toml but names component {named!r}", "component")
         covers = _specifier(root, "covers", required=True)
         gpus = root.table("gpus")
+        parser = root.table("parser")
+        abbreviations = None
+        if parser is not None:
+            parser.only(["abbreviations", "source"])
+            if parser.boolean("abbreviations"):
+                abbreviations = parser.text("source", required=True)
         return cls(component, covers, [] if scanned else root.tables("option"), path,
-                   _parse_gpus(gpus) if gpus is not None else None)
+                   _parse_gpus(gpus) if gpus is not None else None, abbreviations)
 
     def spellings(self) -> dict[str, list[int]]:
         """Each spelling a flag is looked up by, and the positions of its definitions."""
@@ -211,9 +220,18 @@ class OptionCatalog:
         return bool(self._by_key.get(option_key(flag)))
 
     def canonical(self, flag: str) -> str | None:
-        """The flag's own name for an alias (``tp`` -> ``tensor-parallel-size``)."""
+        """The flag's own name for an alias (``tp-size`` -> ``tensor-parallel-size``),
+        and, where the parser takes abbreviations, for a prefix of one flag's
+        spellings alone (``tp``): a prefix of several flags' is none (argparse:
+        "ambiguous option")."""
         found = self.definitions(flag)
-        return found[0].name if found else None
+        if found:
+            return found[0].name
+        if self.abbreviations is None:
+            return None
+        key = option_key(flag)
+        names = {_spellings(self._entries[p])[0] for k, ps in self._by_key.items() if k.startswith(key) for p in ps}
+        return names.pop() if len(names) == 1 else None
 
     def at(self, flag: str, version: Version | None) -> OptionDef | None:
         """The definition of `flag` in release `version` (None: no such flag
