@@ -322,6 +322,8 @@ def test_no_compatible_combination_exits_1_with_an_empty_matrix(capsys, tmp_path
     ('[axes]\npython = ">=3.10"\n', "[axes] python", "give a list"),
     ('[axes]\npython = []\n', "[axes] python", "non-empty list"),
     ('[axes]\npython = ["3.12", "3.12"]\n', "[axes] python", "twice"),
+    ('[axes]\npython = ["3.12", "3.12.0"]\n', "[axes] python", "which are the same python"),
+    ('[axes]\ngpu = ["H100", "NVIDIA H100"]\n[base.system]\npython = "3.12"\n', "[axes] gpu", "which are the same gpu"),
     ('[axis]\npython = ["3.12"]\n', "axis", "did you mean 'axes'?"),
     ('[base.system]\npython = "3.12"\n', "axes", "missing the [axes] table"),
     ('[axes]\npython = ["3.12"]\n[base.system]\ncuda = 13.0\n', "[base.system] cuda", "quote it"),

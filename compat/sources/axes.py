@@ -193,11 +193,29 @@ def _probe(axes: Axes, db: Database) -> frozenset[str]:
     accelerators = set()
     first = [0] * len(axes.axes)
     for position, axis in enumerate(axes.axes):
-        for index in range(len(axis.values)):
+        made: dict[Any, str] = {}  # what a value makes of the stack -> the value that made it first
+        for index, value in enumerate(axis.values):
             choice = list(first)
             choice[position] = index
-            accelerators.add(axes.load(choice, db).hardware.accelerator)
+            stack = axes.load(choice, db)
+            accelerators.add(stack.hardware.accelerator)
+            same = made.setdefault(_made(axis, stack), value)
+            if same != value:  # "3.12" and "3.12.0", "H100" and "NVIDIA H100": one column twice
+                raise StackError(f"lists {same!r} and {value!r}, which are the same {axis.label}",
+                                 file=axes.shown_file, key=f"[axes] {axis.name}", line=axis.line)
     return frozenset(accelerators)
+
+
+def _made(axis: Axis, stack: Stack) -> Any:
+    """What `axis`'s value makes of `stack`: two values that make the same
+    are one value written twice."""
+    if axis.is_package:
+        spec = stack.packages[axis.key]
+        return str(spec.specifier), spec.build
+    if axis.table == "hardware":
+        gpu = stack.hardware.gpu
+        return gpu.name if axis.key == "gpu" and gpu is not None else getattr(stack.hardware, axis.key, None)
+    return getattr(stack.system, axis.key, None)  # a Version compares as a version: 3.12 is 3.12.0
 
 
 class _AxesReader:
