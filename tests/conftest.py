@@ -61,6 +61,15 @@ def db() -> Database:
 
 
 @pytest.fixture
+def hostile():
+    """A package index on 127.0.0.1 that answers what each test tells it to (tests/index_server.py)."""
+    from .index_server import HostileIndex
+
+    with HostileIndex() as served:
+        yield served
+
+
+@pytest.fixture
 def write_stack(tmp_path: Path):
     """Write a stack.toml from dedented text and return its path."""
 

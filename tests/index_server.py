@@ -57,6 +57,22 @@ def sync_database(root: Path, packages: list[str], *catalog: str) -> Path:
     return root
 
 
+def hostile_database(root: Path) -> Path:
+    """A database tracking `alpha` alone, with what `db lint` wants beside
+    it (the GPU catalog and its sources): the one the hostile-index tests sync."""
+    return sync_database(root, ["alpha"], "gpus.toml", "constraints/_sources.toml")
+
+
+def run_sync(db: Path, url: str, *extra: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """`compat db sync` of `db` from the index at `url`, with no retries, as a CliRunner result."""
+    from click.testing import CliRunner
+
+    from compat.cli import cli
+
+    return CliRunner().invoke(cli, ["db", "sync", "--db", str(db), "--index-url", url, "--retries", "0", *extra],
+                              env=env)
+
+
 def _dist(release: dict) -> str:
     """`<name>-<version>` as wheel and sdist filenames write it (PEP 427, PEP 625: no dash in the name)."""
     return f"{release['project'].replace('-', '_')}-{release['version']}"

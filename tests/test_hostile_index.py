@@ -31,8 +31,9 @@ from compat.knowledge.index import IndexClient, _Redirects, mask_url
 from compat.knowledge.paths import default_data_dir
 from compat.knowledge.sync import SyncPlan, load_plan, sync
 
-from .index_server import (HostileIndex, MemoryIndex, entry, memory_page, metadata, raw_zip, send, serve_bytes,
-                           sync_database, wheel, zeros_deflated)
+from .index_server import (MemoryIndex, entry, hostile_database, memory_page, metadata, raw_zip, send, serve_bytes,
+                           wheel, zeros_deflated)
+from .index_server import run_sync as run
 
 JSON = "application/vnd.pypi.simple.v1+json"
 WHEEL = "alpha-2.0-py3-none-any.whl"
@@ -40,19 +41,8 @@ DIST_INFO = b"alpha-2.0.dist-info/METADATA"
 
 
 @pytest.fixture
-def hostile():
-    with HostileIndex() as served:
-        yield served
-
-
-@pytest.fixture
 def db(tmp_path):
-    # db lint wants the GPU catalog and its sources
-    return sync_database(tmp_path / "data", ["alpha"], "gpus.toml", "constraints/_sources.toml")
-
-
-def run(db, url, *extra, env=None):
-    return CliRunner().invoke(cli, ["db", "sync", "--db", str(db), "--index-url", url, "--retries", "0", *extra], env=env)
+    return hostile_database(tmp_path / "data")
 
 
 def state(root):

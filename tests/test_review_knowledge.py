@@ -3,24 +3,15 @@ layer for a check's one lookup, one merged catalog for lint and listings."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from compat import Database
 from compat.knowledge.layers import LayeredDatabase
 
 from .conftest import ROOT
+from .test_layers import ACME_OVERLAY, overlay
 
-GPUS = """\
-    [[gpu]]
-    name = "ACME-X1"
-    aliases = ["ACME X1 Accelerator"]
-    vendor = "nvidia"
-    architecture = "hopper"
-    segment = "datacenter"
-    compute_capability = "9.0"
-    source = "acme-policy"
-    """
+GPUS = ACME_OVERLAY["gpus.toml"]
 
 MODELS = """\
     schema = 1
@@ -34,11 +25,7 @@ MODELS = """\
 
 
 def layered(tmp_path: Path, files: dict[str, str]) -> LayeredDatabase:
-    folder = tmp_path / "org"
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text))
-    return LayeredDatabase(str(ROOT / "data"), user=None, overlay=str(folder))
+    return LayeredDatabase(str(ROOT / "data"), user=None, overlay=str(overlay(tmp_path / "org", files)))
 
 
 def test_a_lookup_reads_the_bundled_catalog_then_the_overlay_s_without_parsing_either_whole(tmp_path):

@@ -25,25 +25,16 @@ from compat.cli import cli
 from compat.errors import DatabaseError
 from compat.knowledge.snapshot import decode_entry, requirement_problem
 
-from .index_server import HostileIndex, entry, metadata, sync_database, wheel
+from .index_server import entry, hostile_database, metadata, wheel
+from .index_server import run_sync as run
 
 OLD = "2020-01-01T00:00:00Z"  # before the test plan's since (2026-01-01)
 NEW = "2026-02-01T10:00:00Z"
 
 
 @pytest.fixture
-def hostile():
-    with HostileIndex() as served:
-        yield served
-
-
-@pytest.fixture
 def db(tmp_path):
-    return sync_database(tmp_path / "data", ["alpha"], "gpus.toml", "constraints/_sources.toml")
-
-
-def run(db, url, *extra):
-    return CliRunner().invoke(cli, ["db", "sync", "--db", str(db), "--index-url", url, "--retries", "0", *extra])
+    return hostile_database(tmp_path / "data")
 
 
 def serve(hostile, project, releases):
