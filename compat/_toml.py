@@ -90,10 +90,11 @@ def _plain(message: str, text: str, line: int | None) -> str:
 _STDIN = ("-", "/dev/stdin")
 
 
-def read_limited(path: str, *, error: type[CompatError] = CompatError, max_bytes: int = MAX_BYTES) -> str:
-    """The UTF-8 text of `path` ("-" is standard input), never more than
-    `max_bytes` of it: a larger input, or a file that is not a regular file
-    (a device, a pipe, a folder), is `error` naming the file."""
+def read_raw(path: str, *, error: type[CompatError] = CompatError, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of `path` ("-" is standard input), never more than
+    `max_bytes` of them: a larger input, or a file that is not a regular file
+    (a device, a pipe, a folder: read forever, or waited on forever), is
+    `error` naming the file."""
     import stat
 
     shown = "<stdin>" if path in _STDIN else str(path)
@@ -131,6 +132,13 @@ def read_limited(path: str, *, error: type[CompatError] = CompatError, max_bytes
                 os.close(fd)
     if len(raw) > max_bytes:
         raise error(too_big, file=shown)
+    return raw
+
+
+def read_limited(path: str, *, error: type[CompatError] = CompatError, max_bytes: int = MAX_BYTES) -> str:
+    """The UTF-8 text of `path`, read as `read_raw` reads it."""
+    shown = "<stdin>" if path in _STDIN else str(path)
+    raw = read_raw(path, error=error, max_bytes=max_bytes)
     if raw.startswith(b"\xef\xbb\xbf"):  # a byte order mark, as some Windows editors write one: not text
         raw = raw[3:]
     try:

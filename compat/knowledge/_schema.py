@@ -4,6 +4,7 @@ UTF-8 text, and errors that name the file, the line and the dotted key."""
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import re
@@ -89,23 +90,14 @@ def decode_text(raw: bytes, file: str, first_line: int = 1) -> str:
 def read_text(path: str) -> str:
     """The text of a database file that a line scan reads, with universal
     newlines as `open` gives them (so line numbers agree with the TOML
-    parser's). A file that is not a regular one (an overlay's gpus.toml
-    that links to /dev/zero, a pipe) or is larger than the TOML reader
-    takes is a DatabaseError: it would be read forever, or wait forever.
-    OSError passes: what a missing file means is the caller's."""
-    import stat
+    parser's), read as the TOML reader reads a file (`_toml.read_raw`: an
+    overlay's gpus.toml that links to /dev/zero is no endless read). A
+    missing file is FileNotFoundError: what it means is the caller's."""
+    from .._toml import read_raw
 
-    from .._toml import MAX_BYTES
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise DatabaseError("not a regular file (a folder, device, pipe or socket)", file=path)
-        raw = handle.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise DatabaseError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a database file", file=path)
-    text = decode_text(raw, path)
+    if not os.path.lexists(path):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    text = decode_text(read_raw(path, error=DatabaseError), path)
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -125,8 +117,17 @@ class Table:
         self.data = data
         self.file = file
         self.key = key
-        if not key and (text is None or "\\" in text or LONG_NUMBER.search(text)):
-            long = _long_number(data)
+        if not key:
+            self.refuse_long_numbers(text)
+
+    def refuse_long_numbers(self, text: str | None = None) -> None:
+        """A DatabaseError at the first string of the table holding a number
+        of more than MAX_DIGITS digits; walked only where the `text` it was
+        parsed from could hold one (a run of that many digits, or a
+        backslash, through which an escape or a line continuation joins
+        digits), or when the text is not known."""
+        if text is None or "\\" in text or LONG_NUMBER.search(text):
+            long = _long_number(self.data)
             if long is not None:
                 raise self.error(f"a number of more than {MAX_DIGITS} digits", long)
 

@@ -31,7 +31,7 @@ from packaging.version import Version
 
 from .. import _toml
 from ..errors import DatabaseError
-from ._schema import LONG_NUMBER, MAX_DIGITS, Table, _long_number, read_text
+from ._schema import Table, read_text
 from .conditions import option_key
 
 __all__ = ["GPU_KEYS", "OPTIONS_DIR", "GpuPlan", "OptionCatalog", "OptionDef", "TYPES", "range_text", "value_problem"]
@@ -151,10 +151,7 @@ class OptionCatalog:
                 raise DatabaseError("expected one [[option]] table, and no other table after it", file=self.file,
                                     line=line)
             entry = Table(tables[0], self.file, f"option[{number}]")
-            # the root table's check of a full parse (`load`), for this table alone
-            long = _long_number(tables[0]) if "\\" in block or LONG_NUMBER.search(block) else None
-            if long is not None:
-                raise entry.error(f"a number of more than {MAX_DIGITS} digits", long)
+            entry.refuse_long_numbers(block)  # what a full parse (`load`) checks at the root, for this table alone
         if isinstance(entry, Table):
             entry = self._entries[position] = _parse_option(entry, self.covers)
         return entry
