@@ -28,7 +28,7 @@ from compat import Database, DatabaseError, _compiled, _toml, cli
 from compat.knowledge.graph import write_graph
 from compat.knowledge.lint import lint_database
 from compat.knowledge.snapshot import (
-    _SIMPLE_REQUIREMENT,
+    simple_requirement,
     _wheel_file,
     lazy_releases,
     line_offsets,
@@ -216,8 +216,9 @@ def test_a_byte_that_is_not_utf8_in_a_catalog(capsys, data, tmp_path, file):
     [
         ("requires_python", b'"requires_python": "<3.15', b'"requires_python": "~~~~~'),
         ("uploaded", b'"uploaded": "2026-', b'"uploaded": "x026-'),
-        ("requires_dist", b'"torch==', b'"torch[  '),
-        ("requires_dist", b'"requires_dist": ["', b'"requires_dist": ["a; python_version ~= \'3\'", "'),
+        # lines the check reads: a check parses only the lines of packages the database holds
+        ("requires_dist", b'"transformers<', b'"transformers[  '),
+        ("requires_dist", b'"requires_dist": ["', b'"requires_dist": ["transformers; python_version ~= \'3\'", "'),
         ("tags", b'"tags": ["', b'"tags": ["' + b"a." * 40 + b"a-b.b.b.b-c.c.c.c\", \""),
         ("yanked", b'"uploaded": "', b'"yanked": 1, "uploaded": "'),
         ("metadata", b'"file": "', b'"metadata": "no", "file": "'),
@@ -233,6 +234,21 @@ def test_a_value_that_does_not_parse_names_file_line_and_key(capsys, data, tmp_p
     assert where in refused(capsys, data, "db", "show", "vllm==0.32.0")
     problems = lint(data)
     assert any(where in p for p in problems), problems
+
+
+def test_a_check_leaves_unread_a_bad_line_of_a_package_it_does_not_resolve(capsys, data, tmp_path):
+    """A check parses a release's Requires-Dist lines lazily, those of the
+    packages the database holds: a line on another package is db lint's and
+    db show's to report, and stops no check."""
+    snapshot = data / "metadata" / "vllm.jsonl"
+    bad = b'"requires_dist": ["a; python_version ~= \'3\'", '
+    number = edit_line(snapshot, "0.32.0", lambda line: line.replace(b'"requires_dist": [', bad, 1))
+    drop_offsets(snapshot)
+    code, out, err = run(capsys, data, "check", stack_file(tmp_path))
+    assert code == 0 and err == "", err
+    where = f"vllm.jsonl:{number}: requires_dist[0]"
+    assert where in refused(capsys, data, "db", "show", "vllm==0.32.0")
+    assert any(where in p for p in lint(data))
 
 
 def test_a_marker_that_would_raise_when_evaluated_is_refused():
@@ -462,7 +478,7 @@ def test_the_fast_path_accepts_only_lines_packaging_accepts():
             handle.readline()
             for line in handle:
                 texts.update(json.loads(line).get("requires_dist", ()))
-    fast = [t for t in texts if _SIMPLE_REQUIREMENT.match(t)]
+    fast = [t for t in texts if simple_requirement().match(t)]
     assert len(fast) > 0.9 * len(texts)
     for text in fast:
         Requirement(text)
@@ -472,7 +488,7 @@ def test_the_fast_path_accepts_only_lines_packaging_accepts():
                    "a; extra == 'x' and and extra == 'y'", "a; extra == 'x'extra == 'y'",
                    "a; python_version == '\\'", "a; os_name == 'a\nb'"]
     for text in near_misses:
-        assert not _SIMPLE_REQUIREMENT.match(text), text
+        assert not simple_requirement().match(text), text
 
 
 def test_a_check_of_the_small_database_still_works(data):

@@ -37,9 +37,9 @@ from compat import CompatError, Database, _compiled
 from compat.engine.findings import Report
 from compat.formats.component import describe, render_text
 from compat.knowledge.lint import lint_database
+from compat.knowledge.requires import _marker_problem
 from compat.knowledge.snapshot import (
-    _SIMPLE_REQUIREMENT,
-    _marker_problem,
+    simple_requirement,
     _wheel_file,
     lazy_releases,
     line_offsets,
@@ -455,7 +455,7 @@ PIECES = st.sampled_from(["[x]", "[x,y]", "[x, y]", ">=1.0", "==1.*", "==1.0a1.*
 @given(NAME, st.lists(PIECES, max_size=5))
 def test_the_fast_path_of_requirement_lines_is_sound(name, pieces):
     text = name + "".join(pieces)
-    if _SIMPLE_REQUIREMENT.match(text):
+    if simple_requirement().match(text):
         requirement = Requirement(text)  # parses: no InvalidRequirement
         assert _marker_problem(getattr(requirement.marker, "_markers", [])) is None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from packaging.requirements import InvalidRequirement, Requirement
+
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -163,13 +163,10 @@ def metadata_cuda(release: Release, environment: dict[str, str], runtimes: tuple
     """The CUDA a release's wheels were built with, where its own metadata pins
     the CUDA runtime (``cuda-toolkit==13.0.2``, ``nvidia-cuda-runtime-cu12==12.8.90``),
     with the line that says so."""
-    for text in release.requires_dist:
+    for index, text in enumerate(release.requires_dist):
         if "cuda" not in text:
             continue
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
+        requirement = release.requirement(index)
         runtime, major = _cuda_runtime(requirement.name.lower().replace("_", "-"), runtimes)
         if not runtime:
             continue

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -249,13 +249,10 @@ def _naming(release: Release, target: str) -> list[tuple[Requirement, str]]:
     target are parsed: a large package declares hundreds."""
     out = []
     if target not in release.relaxed:
-        for text in release.requires_dist:
+        for index, text in enumerate(release.requires_dist):
             if target not in text.lower().replace("_", "-").replace(".", "-"):
                 continue
-            try:
-                requirement = Requirement(text)
-            except InvalidRequirement:
-                continue  # db lint reports it; a check never reads it either
+            requirement = release.requirement(index)
             if normalize(requirement.name) == target:
                 out.append((requirement, "metadata"))
     out.extend((d.requirement, d.layer) for d in release.curated if normalize(d.requirement.name) == target)

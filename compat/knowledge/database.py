@@ -388,7 +388,8 @@ class Releases(MutableMapping[Version, Release]):
                 release = curated
             else:
                 number, yanked, raw = self._lines[text]
-                release = snapshot_release(self._package, self._path, text, Version(text), yanked, raw, self._wheels)
+                release = snapshot_release(self._package, self._path, text, Version(text), yanked, raw, self._wheels,
+                                           number)
                 if curated is not None:
                     release = _overlay(release, curated)
             self._made[version] = release

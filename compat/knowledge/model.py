@@ -14,6 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .conditions import Condition
+from .requires import parse_requirement, requirement_error
 
 _NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
@@ -109,7 +110,7 @@ class Release:
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
         "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache", "_tags",
-        "_metadata_known",
+        "_metadata_known", "line",
     )
 
     def __init__(
@@ -130,6 +131,7 @@ class Release:
         file: str | None = None,
         raw: Callable[[], dict[str, Any]] | None = None,
         wheels: Callable[[], list[dict[str, Any]]] | None = None,
+        line: int | None = None,
     ) -> None:
         self.package = package
         self.version = version
@@ -150,6 +152,7 @@ class Release:
         self._cache: dict[str, Requirement] = {}
         self._tags: tuple[str, ...] = ()
         self._metadata_known = True
+        self.line = line  # the snapshot line it was read from (`file`'s), for errors
 
     def __repr__(self) -> str:
         return f"Release({self.package!r}, {str(self.version)!r}, status={self.status!r}, layer={self.layer!r})"
@@ -217,11 +220,25 @@ class Release:
     def is_yanked(self) -> bool:
         return self.status == "yanked"
 
+    def requirement(self, index: int) -> Requirement:
+        """Requires-Dist line `index`, parsed (and kept). The snapshot reader
+        leaves the lines of a check's releases unparsed: a line that cannot
+        be used is refused here, when it is first read, with the error the
+        reader would give (a DatabaseError naming the line and the key)."""
+        text = self.requires_dist[index]
+        requirement = self._cache.get(text)
+        if requirement is None:
+            try:
+                requirement = self._cache[text] = parse_requirement(text)
+            except ValueError as exc:
+                raise requirement_error(text, str(exc), self.file, self.line, index) from None
+        return requirement
+
     @property
     def dependencies(self) -> tuple[Dependency, ...]:
         """Every requirement: declared (metadata) ones first, then curated ones."""
         if self._parsed is None:
-            declared = tuple(Dependency(Requirement(text), "metadata") for text in self.requires_dist)
+            declared = tuple(Dependency(self.requirement(i), "metadata") for i in range(len(self.requires_dist)))
             declared = tuple(d for d in declared if canonicalize_name(d.requirement.name) not in self.relaxed)
             self._parsed = declared + self.curated
         return self._parsed
@@ -237,8 +254,7 @@ class Release:
         kept for the next call.
         """
         out = []
-        cache = self._cache
-        for text in self.requires_dist:
+        for index, text in enumerate(self.requires_dist):
             if "extra" in text:
                 named = _EXTRA.findall(text)
                 if named and not any(canonicalize_name(e) in extras for e in named):
@@ -247,10 +263,7 @@ class Release:
             name = canonicalize_name(head.group(0).strip()) if head is not None else ""
             if name in self.relaxed or (wanted is not None and head is not None and not wanted(name)):
                 continue
-            requirement = cache.get(text)
-            if requirement is None:
-                requirement = cache[text] = Requirement(text)
-            out.append(Dependency(requirement, "metadata"))
+            out.append(Dependency(self.requirement(index), "metadata"))
         out.extend(self.curated)
         return out
 

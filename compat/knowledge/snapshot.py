@@ -34,8 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from .._files import write_atomic
@@ -43,6 +42,7 @@ from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import LONG_NUMBER, MAX_DIGITS, database_error, decode_text, one_line
 from .model import Release
+from .requires import long_number, parse_requirement, requirement_error
 
 __all__ = [
     "Snapshot", "SnapshotRelease", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
@@ -293,39 +293,33 @@ _QUOTED = r"""(?:"[^"\\\x00-\x1f\x7f]*"|'[^'\\\x00-\x1f\x7f]*')"""  # no escapes
 _ATOM = rf"{_VAR}(?: ?(?:==|!=|<=|>=|<|>) ?| (?:not )?in ){_QUOTED}"
 _TERM = rf"(?:{_ATOM}|\( ?{_ATOM}(?: (?:and|or) {_ATOM})* ?\))"
 # Each part written once (re compiles a pattern in Python, and its time grows
-# with the pattern's length; this one is compiled by every check): the
-# specifiers' parenthesis is a conditional group, outside any repetition (a
-# group repeated keeps an earlier turn's match), and the marker is a run of
-# terms each followed by "and", "or" or the end.
-_SIMPLE_REQUIREMENT = re.compile(
+# with the pattern's length): the specifiers' parenthesis is a conditional
+# group, outside any repetition (a group repeated keeps an earlier turn's
+# match), and the marker is a run of terms each followed by "and", "or" or
+# the end. Compiled on first use: by lint and sync, which validate every
+# line; a check validates only the lines it parses, and never compiles it.
+_SIMPLE_REQUIREMENT = (
     rf"{_NAME}(?:\[{_NAME}(?:, ?{_NAME})*\])?(?: ?(\()?{_SPECS}(?(1)\)))?"
     rf"(?: ?; ?(?:{_TERM}(?: (?:and|or) (?!\Z)|\Z))+)?\Z"
 )
 
+
+@functools.cache
+def simple_requirement() -> re.Pattern[str]:
+    """The pattern of the common Requires-Dist lines (see above), compiled."""
+    return re.compile(_SIMPLE_REQUIREMENT)
+
+
 _VALID_REQUIREMENTS: set[str] = set()  # other lines known to be valid: the same ones recur release after release
 _MAX_REMEMBERED = 100_000
-# The marker operators packaging compares without building a specifier; with
-# any other (~=, ===) the comparison raises unless the value is a version.
-_PLAIN_OPERATORS = frozenset({"in", "not in", "<", "<=", "==", "!=", ">=", ">"})
-# The variables a marker of package metadata may name (PEP 508, and `extra`).
-# packaging also parses `extras` and `dependency_groups`, which PEP 751 gives
-# lock files only: evaluating metadata's markers raises on them.
-_METADATA_VARIABLES = frozenset({
-    "python_version", "python_full_version", "os_name", "sys_platform", "platform_release", "platform_system",
-    "platform_version", "platform_machine", "platform_python_implementation", "implementation_name",
-    "implementation_version", "extra",
-})
-# Those packaging compares as versions, through a specifier: the only ones ~= and === apply to.
-_VERSION_VARIABLES = frozenset({"python_version", "python_full_version", "platform_release", "implementation_version"})
-
-
 def requirement_problem(text: str) -> str | None:
     """Why a Requires-Dist line cannot be used, or None: it must parse
     (PEP 508, as `packaging` reads it), name no number too long to compare
     (`_schema.MAX_DIGITS`), and its marker must be one that evaluates on
-    every machine. The snapshot reader and `db sync` both ask it, so that
-    sync never stores a line the reader refuses, nor one a check cannot
-    evaluate.
+    every machine. The snapshot reader, `db lint` and `db sync` all ask it,
+    so that sync never stores a line the reader refuses, nor one a check
+    cannot evaluate (a check asks `requires.parse_requirement`, line by
+    line, of the lines it uses).
 
     >>> requirement_problem("torch>=2.9; sys_platform == 'linux'") is None
     True
@@ -336,90 +330,30 @@ def requirement_problem(text: str) -> str | None:
     >>> requirement_problem('numpy; "x" in extras')
     "marker: 'x' in extras: extras is not a variable of package metadata's markers"
     """
-    long = _long_number(text)
+    long = long_number(text)
     if long is not None:
         return long
-    if _SIMPLE_REQUIREMENT.match(text) is not None or text in _VALID_REQUIREMENTS:
+    if simple_requirement().match(text) is not None or text in _VALID_REQUIREMENTS:
         return None
     try:
-        requirement = Requirement(text)
-        problem = _marker_problem(getattr(requirement.marker, "_markers", []))
-    except InvalidRequirement as exc:
-        return one_line(str(exc).split("\n", 1)[0], 300)
-    except RecursionError:
-        return "a marker nested too deeply"
-    if problem is None:
-        if len(_VALID_REQUIREMENTS) >= _MAX_REMEMBERED:
-            _VALID_REQUIREMENTS.clear()
-        _VALID_REQUIREMENTS.add(text)
-    return problem
-
-
-def _marker_problem(items: Any) -> str | None:
-    """A comparison of a parsed marker that raises when evaluated, with why
-    (walks ``Marker._markers`` as sync.py does: packaging has no public
-    view). packaging looks up every variable a comparison names, so each
-    must be one of package metadata, and one side must be a variable; it
-    compares with ~= and === only through a specifier built from the value,
-    so the variable must be a version one, on the left, and the value a
-    version."""
-    if isinstance(items, list):
-        for item in items:
-            problem = _marker_problem(item)
-            if problem is not None:
-                return problem
-        return None
-    if not isinstance(items, tuple) or len(items) != 3:
-        return None
-    left, op, right = items
-    operator = getattr(op, "value", None)
-    variables = [side.value for side in (left, right) if _is_variable(side)]
-    why = _comparison_problem(left, operator, right, variables)
-    if why is None:
-        return None
-    shown = f"{_shown(left)} {operator} {_shown(right)}"
-    return one_line(f"marker: {shown}: {why}", 300)
-
-
-def _comparison_problem(left: Any, operator: Any, right: Any, variables: list[Any]) -> str | None:
-    if not variables:
-        return "it compares two strings (one side must be a marker variable)"
-    for name in variables:
-        if name not in _METADATA_VARIABLES:
-            return f"{name} is not a variable of package metadata's markers"
-    if operator in _PLAIN_OPERATORS:
-        return None
-    value = getattr(right, "value", None)
-    if not _is_variable(left) or _is_variable(right) or not isinstance(value, str):
-        return "write the variable on the left"
-    if left.value not in _VERSION_VARIABLES:
-        return f"{operator} compares versions, and {left.value} is not one"
-    try:
-        Specifier(f"{operator}{value}")
-    except InvalidSpecifier:
-        return f"{operator + value!r} is not a version specifier"
+        parse_requirement(text)
+    except ValueError as exc:
+        return str(exc)
+    if len(_VALID_REQUIREMENTS) >= _MAX_REMEMBERED:
+        _VALID_REQUIREMENTS.clear()
+    _VALID_REQUIREMENTS.add(text)
     return None
 
 
-def _is_variable(node: Any) -> bool:
-    return type(node).__name__ == "Variable"
-
-
-def _shown(node: Any) -> str:
-    """A side of a comparison as a message shows it: a variable bare, a string quoted."""
-    value = getattr(node, "value", node)
-    return str(value) if _is_variable(node) else repr(value)
-
-
-def _long_number(text: str) -> str | None:
-    """A number packaging would fail to compare (see `_schema.MAX_DIGITS`)."""
-    return f"a number of more than {MAX_DIGITS} digits" if LONG_NUMBER.search(text) else None
-
-
-def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
+def decode_entry(line: str, file: str, number: int, *, requirements: bool = True) -> dict[str, Any]:
     """One release line, checked: every value a reader will use must be of
     its type and parse, so that no check can fail on it later (a bad value
-    is a DatabaseError naming the file, the line and the key)."""
+    is a DatabaseError naming the file, the line and the key).
+
+    Without `requirements`, the Requires-Dist lines are checked to be
+    strings only: a check reads a release's lines lazily, and the release
+    validates each line it parses (model.Release.requirement), with the
+    same error; most lines of a large package are never parsed at all."""
     entry = decode_json(line, file, number)
     if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
         raise database_error("expected an object with a version string", file=file, line=number)
@@ -444,15 +378,15 @@ def decode_entry(line: str, file: str, number: int) -> dict[str, Any]:
             SpecifierSet(requires_python)
         except InvalidSpecifier:
             raise error(f"invalid version specifier {requires_python[:200]!r}", "requires_python") from None
-        if _long_number(requires_python):
-            raise error(f"{requires_python[:200]!r}: {_long_number(requires_python)}", "requires_python")
+        if long_number(requires_python):
+            raise error(f"{requires_python[:200]!r}: {long_number(requires_python)}", "requires_python")
     uploaded = entry.get("uploaded")
     if uploaded and not _is_timestamp(uploaded):
         raise error(f"expected a date such as 2026-10-18 (or an ISO 8601 time), got {uploaded[:80]!r}", "uploaded")
-    for index, text in enumerate(entry.get("requires_dist", ())):
+    for index, text in enumerate(entry.get("requires_dist", ()) if requirements else ()):
         problem = requirement_problem(text)
         if problem is not None:
-            raise error(f"invalid requirement {text[:200]!r}: {problem}", f"requires_dist[{index}]")
+            raise requirement_error(text, problem, file, number, index)
     for index, tag in enumerate(entry.get("tags", ())):
         problem = tag_problem(tag)
         if problem is not None:
@@ -782,7 +716,7 @@ def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
     for number, (text, yanked, raw) in enumerate(entries, start=2):
         version = _release_version(text, path, number, seen)
         seen[version] = number
-        out.append(snapshot_release(header["name"], path, text, version, yanked, raw, wheels))
+        out.append(snapshot_release(header["name"], path, text, version, yanked, raw, wheels, number))
     return header, out
 
 
@@ -802,7 +736,7 @@ def release_lines(path: str) -> tuple[dict[str, Any], list[tuple[str, bool, Call
             if head is None:
                 decode_entry(line, path, number)  # raises what is wrong with it
                 raise database_error("expected a JSON object with a version string", file=path, line=number)
-            entries.append((head[0], head[1], functools.partial(decode_entry, line, path, number)))
+            entries.append((head[0], head[1], functools.partial(decode_entry, line, path, number, requirements=False)))
     else:
         try:
             entries = [
@@ -822,7 +756,8 @@ def wheel_records(path: str) -> Callable[[], dict[str, list[dict[str, Any]]]]:
 
 
 def snapshot_release(name: str, path: str, text: str, version: Version, yanked: bool,
-                     raw: Callable[[], dict[str, Any]], wheels: Callable[[], dict[str, list[dict[str, Any]]]]) -> Release:
+                     raw: Callable[[], dict[str, Any]], wheels: Callable[[], dict[str, list[dict[str, Any]]]],
+                     number: int | None = None) -> Release:
     """The release of one line of snapshot `path` (see `release_lines`), its line decoded on first use."""
     status = "yanked" if yanked else ("pre-release" if version.is_prerelease else "release")
     return Release(
@@ -833,6 +768,7 @@ def snapshot_release(name: str, path: str, text: str, version: Version, yanked: 
         file=path,
         raw=raw,
         wheels=functools.partial(lambda v, load: load().get(v, []), text, wheels),
+        line=number,
     )
 
 
@@ -869,4 +805,4 @@ class _Line:
                 line=1,
                 key="lines",
             )
-        return decode_entry(decode_text(data, path, self.number), path, self.number)
+        return decode_entry(decode_text(data, path, self.number), path, self.number, requirements=False)
