@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 _ORDER = {"===": 0, "==": 0, "~=": 0, ">": 1, ">=": 1, "!=": 2, "<=": 3, "<": 3}
 
@@ -27,4 +28,34 @@ def overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
     >>> overlap(SpecifierSet(">=5.16"), SpecifierSet("<5.20"))
     True
     """
+    if any(a.contains(v, prereleases=True) and b.contains(v, prereleases=True) for v in _witnesses(a, b)):
+        return True
     return not a.to_range().intersection(b.to_range()).is_empty
+
+
+def admits_some(spec: SpecifierSet) -> bool:
+    """Whether some version (released or not) satisfies `spec`.
+
+    >>> admits_some(SpecifierSet(">=5.16,<5.21")), admits_some(SpecifierSet(">5.16,<5.16.1"))
+    (True, True)
+    >>> admits_some(SpecifierSet(">=2.0,<1.0")), admits_some(SpecifierSet("==1.0,!=1.0"))
+    (False, False)
+    """
+    if any(spec.contains(v, prereleases=True) for v in _witnesses(spec)):
+        return True
+    return not spec.to_range().is_empty
+
+
+def _witnesses(*specs: SpecifierSet) -> list[Version]:
+    """The versions the specifiers name: one of them satisfies most sets that
+    are not empty, which then need not import packaging's range algebra (a
+    module a check otherwise never loads)."""
+    out = []
+    for spec in specs:
+        for one in spec:
+            if not one.version.endswith(".*"):
+                try:
+                    out.append(Version(one.version))
+                except ValueError:  # an arbitrary (===) string, or a number past int()'s digit limit
+                    pass
+    return out

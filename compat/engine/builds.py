@@ -13,12 +13,13 @@ does not fit.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from ..knowledge.model import Build, Component, Release
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ _MACHINE = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64"}
 _MAC = {"macos-arm64": ("arm64", "universal2"), "macos-x86_64": ("x86_64", "intel", "universal", "universal2")}
 
 
-class Platform(NamedTuple):
+class Platform(Record):
     """The tags a stack's interpreter and platform accept, as an installer's."""
 
     system: System
@@ -105,7 +106,7 @@ def _interpreters(python: tuple[int, int]) -> frozenset[tuple[str, str]]:
     return frozenset(pairs)
 
 
-class WheelFit(NamedTuple):
+class WheelFit(Record):
     """How a release's wheels fit a stack's interpreter and platform."""
 
     installable: bool | None  # None: the snapshot records no wheel tags
@@ -141,7 +142,7 @@ def wheel_fit(release: Release, platform: Platform) -> WheelFit:
 # -- builds --------------------------------------------------------------------
 
 
-class Selected(NamedTuple):
+class Selected(Record):
     """The build of a release a stack installs, and how compat knows it."""
 
     build: Build
@@ -277,7 +278,7 @@ def _on_platform(build: Build, stack: Stack) -> bool:
     return not build.platforms or stack.system.platform in build.platforms
 
 
-class Problem(NamedTuple):
+class Problem(Record):
     """What does not fit between a build and a stack: the finding's kind,
     severity, the end of its message, the components it involves."""
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from .._record import Record
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
@@ -89,7 +91,7 @@ def at_least(findings: Iterable[Finding], severity: str) -> list[Finding]:
     return [f for f in findings if SEVERITY_ORDER[f.severity] <= floor]
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """One thing a check found about a stack.
 
     `id` is stable: the same fact about the same stack gives the same ID, so
@@ -235,7 +237,7 @@ class Report:
         }
 
 
-class Location(NamedTuple):
+class Location(Record):
     """Where a finding points in the stack file: the key it concerns, and its
     line, so that CI annotations (SARIF, GitHub) land on that line."""
 

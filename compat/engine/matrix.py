@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .._names import normalize
 from ..errors import CompatError, StackError
 from ..sources.axes import Axes
@@ -89,7 +90,7 @@ class Exclusion:
                 "finding": self.finding.to_dict()}
 
 
-class _Nogood(NamedTuple):
+class _Nogood(Record):
     """An incompatibility: axis index -> the value indices it covers (axes ascending)."""
 
     axes: tuple[tuple[int, frozenset[int]], ...]
@@ -98,7 +99,7 @@ class _Nogood(NamedTuple):
         return all(choice[axis] in values for axis, values in self.axes)
 
 
-class _Block(NamedTuple):
+class _Block(Record):
     """Cells dropped at once: from `start` to the end of the sub-product that
     fixes the axes of `order` up to `depth` (walk order)."""
 

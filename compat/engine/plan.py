@@ -10,7 +10,9 @@ under and its source. `upgrade.py` makes them; `formats/` renders them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
+
+from .._record import Record
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
@@ -38,7 +40,7 @@ _COUNTED = {
 }
 
 
-class Move(NamedTuple):
+class Move(Record):
     """One row of the change table."""
 
     component: str  # a package, "Python", "CUDA", "NVIDIA driver", "GPU", or "vllm --kv-cache-dtype"
@@ -58,7 +60,7 @@ class Move(NamedTuple):
                 "by_pip": self.by_pip, "why": self.why}
 
 
-class Crossing(NamedTuple):
+class Crossing(Record):
     """A fact of the database that the move from `old` to `new` crosses and
     that applies to the stack (or, in `Plan.undecided`, that the stack does
     not say enough to decide)."""
@@ -185,7 +187,7 @@ def _stack_dict(stack: Stack, report: Report | None) -> dict[str, Any]:
     }
 
 
-class Outdated(NamedTuple):
+class Outdated(Record):
     """One component of a stack against the releases the database holds."""
 
     name: str

@@ -12,7 +12,7 @@ within the stack's ranges, versions that satisfy all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -21,6 +21,7 @@ from resolvelib.resolvers import Criterion, RequirementInformation, ResolutionIm
 from resolvelib.resolvers import Resolution as Search
 from resolvelib.structs import State
 
+from .._record import Record
 from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
@@ -43,7 +44,7 @@ _UNBOUNDED = 2**62
 _MAX_VIABILITY_DEPTH = 64  # requirement chains a viability judgement follows (a real closure is far shallower)
 
 
-class Need(NamedTuple):
+class Need(Record):
     """A requirement as the resolver sees it, and who imposes it."""
 
     name: str
@@ -119,14 +120,14 @@ class Candidate:
         return f"{self.name} {self.version if self.version is not None else '(any)'}"
 
 
-class Gap(NamedTuple):
+class Gap(Record):
     """A requirement on a tracked package that no release in the database meets."""
 
     package: str
     need: Need
 
 
-class Resolution(NamedTuple):
+class Resolution(Record):
     """What a resolution found: the versions chosen, or why there are none."""
 
     ok: bool

@@ -23,12 +23,13 @@ import dataclasses
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .._names import normalize
 from .._versions import overlap, spec_text
 from ..errors import ResolutionTooComplex
@@ -150,7 +151,7 @@ class Outcome:
         )
 
 
-class Axis(NamedTuple):
+class Axis(Record):
     """Something a fix may change: a package, Python, CUDA, the driver, or a flag of a package."""
 
     kind: str  # package, python, cuda, driver, option
@@ -163,7 +164,7 @@ class Axis(NamedTuple):
         return MACHINE_LABELS.get(self.kind, self.name)
 
 
-class Constraint(NamedTuple):
+class Constraint(Record):
     """A bound an error puts on one axis, while the other things it involves
     keep the values they had (`context`)."""
 
@@ -172,7 +173,7 @@ class Constraint(NamedTuple):
     context: tuple[tuple[Axis, str], ...]
 
 
-class Leaf(NamedTuple):
+class Leaf(Record):
     """A fully chosen combination of changes, ready for a full check."""
 
     changes: tuple[Change, ...]

@@ -20,11 +20,11 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .._names import did_you_mean, normalize
 from .._versions import spec_text
 from ..errors import StackError
@@ -48,7 +48,7 @@ ATTEMPT_CHECKS = 6  # full checks the search may spend on each of them
 _TARGET = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*", re.ASCII)
 
 
-class Target(NamedTuple):
+class Target(Record):
     """One ``--to``: a package (or python, cuda, driver) and the versions it may take."""
 
     name: str

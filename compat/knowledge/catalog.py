@@ -7,10 +7,11 @@ module only reads and looks it up.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.version import Version
 
+from .._record import Record
 from .. import _toml
 from ..errors import DatabaseError
 from ._schema import database_error, read_text
@@ -127,7 +128,7 @@ def parse_compute_capability(text: str) -> Version:
     return Version(f"{int(major)}.{int(minor)}")
 
 
-class Gpu(NamedTuple):
+class Gpu(Record):
     """One GPU model of the catalog."""
 
     name: str
@@ -161,7 +162,7 @@ class Gpu(NamedTuple):
         return None if cc is None else f"sm_{cc.major}{cc.minor}"
 
 
-class GpuMatch(NamedTuple):
+class GpuMatch(Record):
     """What a name means to the catalog: one GPU, several, or none."""
 
     gpu: Gpu | None
@@ -173,7 +174,7 @@ class GpuMatch(NamedTuple):
         return self.gpu is None and len(self.candidates) > 1
 
 
-class Inference(NamedTuple):
+class Inference(Record):
     """What the catalog's own naming says of a GPU it lacks ("RTX 4070 Ti Mobile")."""
 
     family: str                      # "RTX 40xx"

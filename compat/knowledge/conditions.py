@@ -18,11 +18,12 @@ Conditions are data: they are parsed and checked once, never executed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple, Protocol, Union
+from typing import Any, Protocol, Union
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from .._record import Record
 from .._names import normalize
 
 __all__ = [
@@ -148,7 +149,7 @@ def _or(results: list[Truth]) -> Truth:
     return False
 
 
-class NumberBound(NamedTuple):
+class NumberBound(Record):
     """An integer test: an exact value, a list of values, or min / max / multiple_of."""
 
     values: tuple[int, ...] = ()
@@ -180,7 +181,7 @@ class NumberBound(NamedTuple):
         return ", ".join(parts)
 
 
-class Test(NamedTuple):
+class Test(Record):
     """One test of a condition. `kind` picks the rule, `key` the subject."""
 
     kind: str  # version, choice, count, package, option, model-text, model-identity, model-number, model-flag, env, any, all, not
@@ -304,7 +305,7 @@ def _spec_text(spec: SpecifierSet | None) -> str:
     return spec_text(spec) or "(any)"
 
 
-class Condition(NamedTuple):
+class Condition(Record):
     """All of `tests` hold. The empty condition always holds."""
 
     tests: tuple[Test, ...] = ()

@@ -20,12 +20,13 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .. import _toml
 from .._names import normalize
 from ..errors import DatabaseError
@@ -504,7 +505,7 @@ def _signature(root: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-class CudaFacts(NamedTuple):
+class CudaFacts(Record):
     """``cuda.toml``: facts about CUDA that no one package owns."""
 
     drivers: dict[int, tuple[Version, str]]  # CUDA major -> (oldest Linux driver, source ID)
@@ -561,7 +562,7 @@ class CudaFacts(NamedTuple):
         return label if self.label(label) is not None else None
 
 
-class PythonRelease(NamedTuple):
+class PythonRelease(Record):
     """A CPython feature release (``python.toml``)."""
 
     version: Version  # 3.12

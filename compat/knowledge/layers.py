@@ -34,8 +34,9 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from .._record import Record
 from .. import _files, _toml
 from ..errors import DatabaseError
 from .database import SOURCES_FILE, Database, _load_sources, _overlay, _parse_component, _signature
@@ -62,7 +63,7 @@ _OVERLAY_FILES = ("gpus.toml", "models.toml")
 _chosen: str | None = None
 
 
-class Layer(NamedTuple):
+class Layer(Record):
     """One layer of the database: ``bundled`` (or ``database`` for ``--db``),
     ``user`` or ``overlay``, and its folder."""
 

@@ -6,13 +6,14 @@ import datetime as _dt
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .conditions import Condition
 from .requires import parse_requirement, requirement_error
 
@@ -35,7 +36,7 @@ DEFAULT_SEVERITY = {
 LAYERS = ("metadata", "curated")
 
 
-class Source(NamedTuple):
+class Source(Record):
     """Where a fact comes from: a release, a pull request, a vendor table, an index."""
 
     id: str
@@ -71,7 +72,7 @@ class Source(NamedTuple):
         return data
 
 
-class OptionSpec(NamedTuple):
+class OptionSpec(Record):
     """A runtime option of a component that rules may test, as its component
     file states it: a flag no engine catalog (``options/<name>.toml``) lists
     (LTX-2's, ComfyUI's, Transformers' TrainingArguments), a name of compat's
@@ -89,7 +90,7 @@ class OptionSpec(NamedTuple):
     own: bool = False  # compat's name for a choice, not a flag of the component
 
 
-class Dependency(NamedTuple):
+class Dependency(Record):
     """A requirement of a release, and the layer it comes from."""
 
     requirement: Requirement
@@ -268,7 +269,7 @@ class Release:
         return out
 
 
-class Rule(NamedTuple):
+class Rule(Record):
     """A curated fact about some releases of a component.
 
     kind "requirement": when `when` holds, `require` must hold too, or the
@@ -351,7 +352,7 @@ def parse_arch(text: str) -> tuple[Version, str]:
     return Version(f"{match.group(1)}.{match.group(2)}"), match.group(3)
 
 
-class Build(NamedTuple):
+class Build(Record):
     """One build of some releases of a package: the wheels one index serves
     for them, what they were built with, and the GPUs they carry kernels for."""
 

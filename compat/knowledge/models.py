@@ -21,8 +21,9 @@ A trait the catalog does not state (``moe``, ``hybrid``, ``multimodal``,
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
+from .._record import Record
 from .. import _toml
 from ..errors import DatabaseError
 from ._schema import database_error, one_line, read_text
@@ -50,7 +51,7 @@ def model_key(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.strip().lower())
 
 
-class ModelEntry(NamedTuple):
+class ModelEntry(Record):
     """One model of the catalog. None: the catalog does not say."""
 
     name: str

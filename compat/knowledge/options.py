@@ -24,12 +24,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from .._record import Record
 from .. import _toml
+from .._versions import overlap
 from ..errors import DatabaseError
 from ._schema import Table, read_text
 from .conditions import option_key
@@ -40,7 +42,7 @@ OPTIONS_DIR = "options"
 TYPES = ("int", "float", "bool", "string", "choice")
 
 
-class OptionDef(NamedTuple):
+class OptionDef(Record):
     """One flag, as the releases in `releases` define it."""
 
     name: str
@@ -63,7 +65,7 @@ GPU_KEYS = ("multiply", "replicas", "replicas_here", "replicas_shared", "nodes",
             "source", "sources", "inferred", "basis")
 
 
-class GpuPlan(NamedTuple):
+class GpuPlan(Record):
     """How one engine's flags give the GPUs a server starts on a node: the
     ``[gpus]`` table of its option file, with the source that states it.
 
@@ -279,14 +281,14 @@ class OptionCatalog:
         for name, found in sorted(by_name.items()):
             for i, first in enumerate(found):
                 for second in found[i + 1:]:
-                    if _overlap(first.releases, second.releases):
+                    if overlap(first.releases, second.releases):
                         yield second.key, f"{name} is defined twice for some release ({first.releases} and {second.releases})"
         for option in self.options:
             for alias in option.aliases:
                 key = option_key(alias)
                 if key == option_key(option.name):
                     continue
-                if any(_overlap(option.releases, other.releases) for other in by_name.get(key, ())):
+                if any(overlap(option.releases, other.releases) for other in by_name.get(key, ())):
                     yield option.key, f"alias {alias!r} is the name of another flag in the same releases"
             if option.renamed_to is not None and option_key(option.renamed_to) not in names:
                 yield option.key, f"renamed_to {option.renamed_to!r} names a flag the file does not list"
@@ -314,10 +316,6 @@ def range_text(releases: SpecifierSet) -> str:
     """
     order = {">=": 0, ">": 0, "==": 1, "~=": 1, "===": 1, "!=": 2, "<=": 3, "<": 3}
     return ",".join(str(s) for s in sorted(releases, key=lambda s: (order.get(s.operator, 1), str(s))))
-
-
-def _overlap(a: SpecifierSet, b: SpecifierSet) -> bool:
-    return not a.to_range().intersection(b.to_range()).is_empty
 
 
 def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierSet:

@@ -32,11 +32,12 @@ import math
 import os
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from .._record import Record
 from .._files import write_atomic
 from .._names import normalize
 from ..errors import DatabaseError
@@ -55,7 +56,7 @@ SCHEMA = 1
 UNKNOWN = "unknown"  # the "metadata" of a release whose requirements could not be read
 
 
-class SnapshotRelease(NamedTuple):
+class SnapshotRelease(Record):
     version: str
     uploaded: str | None
     requires_python: str | None
@@ -86,7 +87,7 @@ class SnapshotRelease(NamedTuple):
         return data
 
 
-class Snapshot(NamedTuple):
+class Snapshot(Record):
     name: str
     index: str
     taken: str

@@ -33,13 +33,14 @@ import os
 from collections.abc import Callable, Iterable, Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from .._record import Record
 from .. import _files, _toml
 from ..errors import CompatError, DatabaseError
 from ._schema import Table
@@ -482,7 +483,7 @@ def _newest(candidates: set[Version], releases: Listing) -> Version:
 # -- which requirements apply ------------------------------------------------------
 
 
-class _Edge(NamedTuple):
+class _Edge(Record):
     """What one Requires-Dist line asks of the package it names."""
 
     target: str

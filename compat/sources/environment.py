@@ -33,11 +33,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .._names import normalize
 from ..errors import StackError
 from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
@@ -165,7 +166,7 @@ json.dump({"executable": sys.executable, "markers": markers, "glibc": glibc, "di
 '''
 
 
-class Distribution(NamedTuple):
+class Distribution(Record):
     """One installed distribution, as its metadata says."""
 
     name: str  # as the metadata writes it
@@ -178,7 +179,7 @@ class Distribution(NamedTuple):
     error: str | None = None  # metadata that could not be read
 
 
-class Installed(NamedTuple):
+class Installed(Record):
     """The distribution of a name that imports (the first on sys.path), parsed."""
 
     name: str  # normalized

@@ -31,14 +31,16 @@ import dataclasses
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from .._record import Record
 from .. import _toml
 from .._names import normalize
+from .._versions import admits_some
 from ..errors import StackError
 from .stack import MAX_PACKAGES, PackageSpec, Place, Stack, load_stack, stack_from_tables, tracked_name
 
@@ -53,7 +55,7 @@ __all__ = ["Inputs", "load_inputs", "start_environment"]
 _STDIN = ("-", "/dev/stdin")
 
 
-class Inputs(NamedTuple):
+class Inputs(Record):
     """What `compat check` reads: the stack files and the other inputs
     merged into each of them."""
 
@@ -114,7 +116,7 @@ def load_inputs(inputs: Inputs, db: Database, pending: PendingEnvironment | None
     return [merger.stack(path, data, text) for path, data, text in files]
 
 
-class _Given(NamedTuple):
+class _Given(Record):
     """A package as one input (or several, merged) gives it."""
 
     key: str  # its key under [packages]: as the stack file writes it, or the normalized name
@@ -415,7 +417,7 @@ def _combine(old: _Given, new: _Given) -> _Given | None:
     else:
         pin = None
     specifier = SpecifierSet(f"=={pin}") if pin is not None else old.specifier & new.specifier
-    if pin is None and specifier.to_range().is_empty:
+    if pin is None and not admits_some(specifier):
         return None
     origin = old.origin if old.origin == new.origin else "merged"
     return _Given(old.key, specifier, pin, old.extras | new.extras, old.place, old.external and new.external, origin)

@@ -17,8 +17,9 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from .._record import Record
 from .. import _toml
 from .._names import did_you_mean, normalize
 from ..errors import StackError
@@ -54,7 +55,7 @@ def read_pyproject(path: str, *, extras: Sequence[str] = (), groups: Sequence[st
     return project.walk(roots)
 
 
-class _Part(NamedTuple):
+class _Part(Record):
     """A part of a project that brings in requirements: its dependencies
     ("project"), an extra or a dependency group, under the markers of the
     self-references that led to it (outermost first)."""

@@ -29,7 +29,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -41,6 +41,7 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
+from .._record import Record
 from .. import _toml
 from ..errors import StackError
 from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
@@ -89,7 +90,7 @@ _MAX_EXTRAS = 100  # extras of one requirement (a package declares a few dozen a
 _LOCK_VARIABLES = re.compile(r"\b(?:extras|dependency_groups)\b")
 
 
-class Entry(NamedTuple):
+class Entry(Record):
     """One requirement an input gives, and where it gives it.
 
     A constraint (from ``-c``) narrows the versions of a package the other
@@ -101,7 +102,7 @@ class Entry(NamedTuple):
     constraint: bool = False
 
 
-class Requirements(NamedTuple):
+class Requirements(Record):
     """What a requirements file and the files it includes give: the
     requirements and constraints, and the URLs of their index options (with
     where)."""

@@ -12,14 +12,16 @@ import os
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from packaging.markers import default_environment
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .._record import Record
 from .. import _toml
 from .._names import did_you_mean, nearest, normalize
+from .._versions import admits_some
 from ..errors import StackError
 from ..knowledge.catalog import Gpu, parse_compute_capability
 from ..knowledge.conditions import option_key
@@ -88,7 +90,7 @@ def is_cpython(version: Version) -> bool:
     return bool(_PYTHON.fullmatch(str(version))) and version.major == 3 and version.minor <= MAX_PYTHON_MINOR
 
 
-class System(NamedTuple):
+class System(Record):
     python: Version
     platform: str = "linux-x86_64"
     cuda: Version | None = None
@@ -116,14 +118,14 @@ class System(NamedTuple):
         return env
 
 
-class Hardware(NamedTuple):
+class Hardware(Record):
     gpu: Gpu | None = None
     compute_capability: Version | None = None
     count: int = 1
     accelerator: str = "cpu"
 
 
-class PackageSpec(NamedTuple):
+class PackageSpec(Record):
     """One entry of [packages]."""
 
     name: str
@@ -145,7 +147,7 @@ class PackageSpec(NamedTuple):
         return None
 
 
-class Model(NamedTuple):
+class Model(Record):
     """[model] as the stack writes it (the catalog fills the rest: engine/facts.py)."""
 
     name: str | None = None
@@ -186,7 +188,7 @@ class Stack:
     overlay: str | None = None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
 
 
-class Place(NamedTuple):
+class Place(Record):
     """Where an input gives a value: a file (or an interpreter) and its line, when it has lines.
 
     >>> str(Place("requirements.txt", 3)), str(Place("/usr/bin/python3"))
@@ -648,7 +650,7 @@ def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str |
         return SpecifierSet(f"=={version.public}"), version.local
     try:
         specifier = SpecifierSet(text)
-        empty = specifier.to_range().is_empty
+        empty = not admits_some(specifier)
     except ValueError:  # InvalidSpecifier, InvalidVersion, a number past int()'s digit limit
         raise read.error(
             f"{value!r} is neither a version (\"0.32.0\") nor a PEP 440 specifier set (\">=5.16,<5.21\")",
