@@ -17,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier
 
 from ..errors import DatabaseError
-from ._schema import LONG_NUMBER, MAX_DIGITS, database_error, one_line
+from ._schema import MAX_DIGITS, has_long_number, database_error, one_line
 
 
 def parse_requirement(text: str) -> Requirement:
@@ -124,4 +124,4 @@ def _shown(node: Any) -> str:
 
 def long_number(text: str) -> str | None:
     """A number packaging would fail to compare (see `_schema.MAX_DIGITS`)."""
-    return f"a number of more than {MAX_DIGITS} digits" if LONG_NUMBER.search(text) else None
+    return f"a number of more than {MAX_DIGITS} digits" if has_long_number(text) else None

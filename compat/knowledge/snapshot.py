@@ -41,7 +41,7 @@ from .._record import Record
 from .._files import write_atomic
 from .._names import normalize
 from ..errors import DatabaseError
-from ._schema import LONG_NUMBER, MAX_DIGITS, database_error, decode_text, one_line
+from ._schema import MAX_DIGITS, has_long_number, database_error, decode_text, one_line
 from .model import Release
 from .requires import long_number, parse_requirement, requirement_error
 
@@ -188,7 +188,7 @@ def _header(line: str, file: str, *, full: bool = True) -> dict[str, Any]:
     for key in ("versions", "yanked"):
         if not _strings(header.get(key, [])):
             raise database_error("expected a list of version strings", file=file, line=1, key=key)
-        if LONG_NUMBER.search("\n".join(header.get(key, []))):  # a check parses them as versions
+        if has_long_number("\n".join(header.get(key, []))):  # a check parses them as versions
             raise database_error(f"a version with a number of more than {MAX_DIGITS} digits", file=file, line=1, key=key)
     lines = header.get("lines")
     if lines is not None and full and not (isinstance(lines, list) and all(_is_line_entry(e) for e in lines)):

@@ -41,7 +41,7 @@ from packaging.version import InvalidVersion, Version
 from .._record import Record
 from .._names import normalize
 from ..errors import StackError
-from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
 from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
@@ -322,7 +322,7 @@ def _parse(name: str, dist: Distribution, markers: dict[str, str]) -> Installed:
     if dist.error is not None:
         return Installed(name, dist, None, (), f"its metadata cannot be read ({dist.error})")
     version: Version | None = None
-    if not LONG_NUMBER.search(dist.version):
+    if not has_long_number(dist.version):
         try:
             version = Version(dist.version)
         except InvalidVersion:
@@ -338,11 +338,11 @@ def _parse(name: str, dist: Distribution, markers: dict[str, str]) -> Installed:
         if problem:
             return Installed(name, dist, version, (), f"its Requires-Dist {quote(text)} cannot be judged ({problem})")
         requirements.append(requirement)
-    if dist.requires_python and LONG_NUMBER.search(dist.requires_python):
+    if dist.requires_python and has_long_number(dist.requires_python):
         return Installed(name, dist, version, (), f"its Requires-Python names a number of more than {MAX_DIGITS} "
                          "digits")
     if version is None:
-        why = f"has a number of more than {MAX_DIGITS} digits" if LONG_NUMBER.search(dist.version) else \
+        why = f"has a number of more than {MAX_DIGITS} digits" if has_long_number(dist.version) else \
             "is not PEP 440"
         return Installed(name, dist, None, tuple(requirements), f"its version {quote(dist.version)} {why}")
     return Installed(name, dist, version, tuple(requirements))

@@ -27,7 +27,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .. import _toml
 from ..errors import StackError
-from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
 from .requirements import MARKER_ERRORS, Entry, long_version, marker_problem
 from .stack import Place
 
@@ -99,7 +99,7 @@ class LockFile:
         for where, table, line in [("", data, None),
                                    *((f"packages[{i}].", t, self.lines[i]) for i, t in enumerate(tables))]:
             written = table.get("requires-python") if isinstance(table, Mapping) else None
-            if isinstance(written, str) and LONG_NUMBER.search(written):
+            if isinstance(written, str) and has_long_number(written):
                 raise StackError(f"a number of more than {MAX_DIGITS} digits", file=self.path,
                                  key=f"{where}requires-python", line=line or self._line(f"{where}requires-python"))
         for index, marker in enumerate(self.lock.environments or ()):

@@ -44,7 +44,7 @@ from packaging.utils import (
 from .._record import Record
 from .. import _toml
 from ..errors import StackError
-from ..knowledge._schema import LONG_NUMBER, MAX_DIGITS, one_line
+from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
 from ..knowledge.snapshot import requirement_problem
 from .stack import MAX_KEY, MAX_VERSION, Place
 
@@ -336,7 +336,7 @@ def marker_problem(marker: Marker | None, environment: Mapping[str, Any] | None 
     if marker is None:
         return None
     text = str(marker)
-    if LONG_NUMBER.search(text):
+    if has_long_number(text):
         return f"marker: a number of more than {MAX_DIGITS} digits"
     lock_only = context == "lock_file" and _LOCK_VARIABLES.search(text) is not None
     problem = None if lock_only else requirement_problem(f"name; {text}")
