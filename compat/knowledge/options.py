@@ -172,7 +172,7 @@ class OptionCatalog:
         the default of one flag does not read hundreds of definitions. A
         table the scan cannot index is read with the whole file instead."""
         text = read_text(path)
-        starts = list(_BLOCK_HEAD.finditer(text))
+        starts = [m for m in _BLOCK_HEAD.finditer(text) if m.start() == 0 or text[m.start() - 1] == "\n"]
         if len(starts) != text.count("[[option]]") or sum(1 for m in starts if m.group(2) is not None) != \
                 text.count("\naliases") or (starts and _OTHER_TABLE.search(text, starts[0].start())):
             # written otherwise than one name line and its aliases after it, or with a table after the options
@@ -329,9 +329,11 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
 
 
 # how the catalogs write each table: [[option]], its name line, then its aliases line if it has one
-_BLOCK_HEAD = re.compile(r'^\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?', re.MULTILINE)
+# (at the start of a line, which `scan` checks: a pattern that starts with
+# text, not with ^, is searched for at C speed)
+_BLOCK_HEAD = re.compile(r'\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?')
 _QUOTED = re.compile(r'"([^"\\]*)"')
-_OTHER_TABLE = re.compile(r"^\s*\[(?!\[option\]\])", re.MULTILINE)
+_OTHER_TABLE = re.compile(r"\n\s*\[(?!\[option\]\])")  # a line that opens another table (after the first option)
 _RELEASES_LINE = re.compile(r'^releases = "([^"\\\n]*)"$', re.MULTILINE)
 
 
