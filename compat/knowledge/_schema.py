@@ -21,8 +21,8 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
 # specifier or a requirement would be a ValueError deep inside a check. No
 # version needs more than a few digits; a file's strings may hold 100.
 MAX_DIGITS = 100
-_AS_ZERO = str.maketrans("123456789", "000000000")
-_LONG_RUN = "0" * (MAX_DIGITS + 1)
+_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * (MAX_DIGITS + 1)
 # What in TOML text can make digits meet in a string that the text does not
 # show side by side: a \u or \U escape, or a line-ending backslash.
 _JOINING_ESCAPE = re.compile(r"\\[uU\s]")
@@ -31,13 +31,14 @@ _JOINING_ESCAPE = re.compile(r"\\[uU\s]")
 def has_long_number(text: str) -> bool:
     """Whether `text` holds a run of more than MAX_DIGITS ASCII digits.
 
-    (A translation and a substring search, in C: a regular expression
-    tries a match at every character, ten times slower on a database file.)
+    (The bytes' digits translated to zeros, and a substring search, in C:
+    a regular expression tries a match at every character, ten times slower
+    on a database file; so is str.translate on text that is not ASCII.)
 
-    >>> has_long_number("1" * 101), has_long_number("1" * 100 + ".1")
-    (True, False)
+    >>> has_long_number("1" * 101), has_long_number("1" * 100 + ".1"), has_long_number("é" + "2" * 101)
+    (True, False, True)
     """
-    return _LONG_RUN in text.translate(_AS_ZERO)
+    return _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_AS_ZERO)
 
 
 def _long_number(data: Mapping[str, Any]) -> str | None:
