@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
@@ -414,28 +413,45 @@ class Build(Record):
         return ", ".join(parts)
 
 
-@dataclass
 class Component:
-    """A tracked component: a Python package on the index, or an application."""
+    """A tracked component: a Python package on the index, or an application.
 
-    name: str
-    kind: str  # "package" or "application"
-    summary: str = ""
-    homepage: str | None = None
-    options: dict[str, OptionSpec] = field(default_factory=dict)
-    releases: dict[Version, Release] = field(default_factory=dict)
-    rules: list[Rule] = field(default_factory=list)
-    builds: list[Build] = field(default_factory=list)
-    file: str | None = None
-    snapshot_taken: _dt.date | None = None
-    snapshot_index: str | None = None
-    # Every version the index listed when the snapshot was taken, as written (None: not recorded).
-    index_listed: tuple[str, ...] | None = None
-    tracked: bool = True
-    # The engine's flags release by release (an OptionCatalog, or None), read
-    # when first asked for: set by the database that read the component.
-    flag_catalog: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
-    _index_versions: frozenset[Version] | None = field(default=None, repr=False, compare=False)
+    (A plain class: a dataclass's generated methods cost more to make at
+    import than the rest of this module, and nothing compares or copies
+    components.)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,  # "package" or "application"
+        summary: str = "",
+        homepage: str | None = None,
+        *,
+        file: str | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.summary = summary
+        self.homepage = homepage
+        self.options: dict[str, OptionSpec] = {}
+        self.releases: dict[Version, Release] = {}
+        self.rules: list[Rule] = []
+        self.builds: list[Build] = []
+        self.file = file
+        self.snapshot_taken: _dt.date | None = None
+        self.snapshot_index: str | None = None
+        # Every version the index listed when the snapshot was taken, as written (None: not recorded).
+        self.index_listed: tuple[str, ...] | None = None
+        self.tracked = True
+        # The engine's flags release by release (an OptionCatalog, or None), read
+        # when first asked for: set by the database that read the component.
+        self.flag_catalog: Callable[[], Any] | None = None
+        self._index_versions: frozenset[Version] | None = None
+        self._newest_first: list[Version] | None = None
+
+    def __repr__(self) -> str:
+        return f"Component({self.name!r}, {self.kind!r})"
 
     @property
     def index_versions(self) -> frozenset[Version] | None:
@@ -451,8 +467,6 @@ class Component:
                     continue  # listed, but no installer can ask for it by a PEP 440 specifier
             self._index_versions = frozenset(parsed)
         return self._index_versions
-    _newest_first: list[Version] | None = field(default=None, repr=False, compare=False)
-
     def release(self, version: Version) -> Release | None:
         return self.releases.get(version)
 
