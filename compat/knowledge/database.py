@@ -895,7 +895,7 @@ ACCELERATOR_KINDS = ("cuda", "rocm", "cpu")
 
 def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
     from ..sources.stack import PLATFORMS
-    from .model import parse_arch
+    from .model import arch_problem
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
                 "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis"])
@@ -918,10 +918,9 @@ def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
             raise table.error(f"unknown platform {platform!r} (one of {', '.join(PLATFORMS)})", f"platforms[{index}]")
     archs = table.strings("archs")
     for index, arch in enumerate(archs):
-        try:
-            parse_arch(arch)
-        except ValueError as exc:
-            raise table.error(str(exc), f"archs[{index}]") from None
+        problem = arch_problem(arch)
+        if problem is not None:
+            raise table.error(problem, f"archs[{index}]")
     if archs and accelerator != "cuda":
         raise table.error("archs are CUDA compute capabilities: only CUDA builds have them", "archs")
     for key in ("archs_source", "archs_basis"):

@@ -335,7 +335,7 @@ class Rule(Record):
         return self.partner_specifier(mine).contains(theirs, prereleases=True)
 
 
-_ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)$")
+_ARCH = re.compile(r"([0-9]+)\.([0-9]+)([af]?)\Z")
 
 
 def parse_arch(text: str) -> tuple[Version, str]:
@@ -347,8 +347,20 @@ def parse_arch(text: str) -> tuple[Version, str]:
     """
     match = _ARCH.match(text.strip())
     if match is None:
-        raise ValueError(f"not an architecture: {text!r} (write it as \"9.0\", \"9.0a\" or \"12.0f\")")
+        raise ValueError(arch_problem(text))
     return Version(f"{match.group(1)}.{match.group(2)}"), match.group(3)
+
+
+def arch_problem(text: str) -> str | None:
+    """Why `text` is not an architecture `parse_arch` reads, or None (without
+    making the Version: a build file lists hundreds).
+
+    >>> arch_problem("9.0a") is None, arch_problem("sm_90") is None, arch_problem("\u0669.0") is None
+    (True, False, False)
+    """
+    if _ARCH.match(text.strip()):
+        return None
+    return f"not an architecture: {text!r} (write it as \"9.0\", \"9.0a\" or \"12.0f\")"
 
 
 class Build(Record):
