@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,6 +86,36 @@ def test_a_closed_pipe_is_not_a_conflict():
         os.close(write)
     assert writer.returncode == 141, writer.stderr
     assert b"Traceback" not in writer.stderr
+
+
+@pytest.mark.parametrize(("example", "expected"), [("h200-vllm.toml", 0), ("broken-upgrade.toml", 1)])
+def test_the_console_script_ends_with_its_code_and_its_whole_output(example, expected):
+    """`run` ends the process itself once the output is flushed: nothing of it is lost."""
+    result = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / example), "--format", "json"],
+                            capture_output=True, text=True)
+    assert result.returncode == expected, result.stderr
+    assert json.loads(result.stdout)["ok"] is (expected == 0)
+
+
+def test_the_console_script_on_a_closed_pipe():
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        writer = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
+                                stdout=write, stderr=subprocess.PIPE)
+    finally:
+        os.close(write)
+    assert writer.returncode == 141 and b"Traceback" not in writer.stderr, writer.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_not_a_success():
+    """A full disk under a redirection: the report is not whole, and the code says so."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
+                                stdout=full, stderr=subprocess.PIPE, text=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("compat: error: ") and result.stderr.count("\n") == 1, result.stderr
 
 
 @pytest.mark.parametrize("pattern", ["*", "*:*", "[a-z]*", "?*", "*-*"])
