@@ -1,12 +1,15 @@
 """`Record`: typing.NamedTuple, made at import for a fraction of its cost.
 
-At class creation, typing.NamedTuple turns each field's annotation into a
-ForwardRef, and a ForwardRef compiles its string (every annotation in compat
-is a string: ``from __future__ import annotations``). For the record classes
-a check imports, that was about a third of compat's own import time, spent
-on annotations nothing evaluates at run time. `Record` builds the same class
-from the same body with collections.namedtuple, as typing does, and keeps
-the annotations as written. Type checkers see typing.NamedTuple itself.
+A check imports about thirty record classes, and making them was the
+largest part of compat's own import time: typing.NamedTuple compiles each
+field's annotation into a ForwardRef (every annotation in compat is a
+string: ``from __future__ import annotations``), and collections.namedtuple
+compiles a ``__new__`` for each class. `Record` makes the same class from
+the same body with neither compile: a ``__new__`` is compiled once for each
+number of fields, and each class takes a copy of that code with its own
+field names for the parameters (so that keywords, defaults and the errors
+for a missing argument are namedtuple's). Annotations stay as written.
+Type checkers see typing.NamedTuple itself.
 
     class Need(Record):
         name: str
@@ -17,7 +20,6 @@ the annotations as written. Type checkers see typing.NamedTuple itself.
 
 from __future__ import annotations
 
-import collections
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["Record"]
@@ -25,31 +27,96 @@ __all__ = ["Record"]
 if TYPE_CHECKING:
     from typing import NamedTuple as Record
 else:
+    import sys
+    import types
+    from operator import itemgetter
+
+    try:
+        from _collections import _tuplegetter
+    except ImportError:  # pragma: no cover - another interpreter
+
+        def _tuplegetter(index: int, doc: str) -> property:
+            return property(itemgetter(index), doc=doc)
+
     # What typing.NamedTuple refuses to let a class body define, and what it
-    # does not copy onto the class (namedtuple sets them itself).
+    # does not copy onto the class.
     _PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults",
                              "_make", "_replace", "_asdict", "_source"})
-    _SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
+    _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__qualname__"})
+    _NEW: dict[int, types.CodeType] = {}  # number of fields -> the code of a __new__ taking that many
+
+    def _new(qualname: str, fields: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
+        code = _NEW.get(len(fields))
+        if code is None:
+            names = ", ".join(f"f{i}" for i in range(len(fields)))
+            built = eval(f"lambda _cls, {names}: _tuple_new(_cls, ({names}{',' if len(fields) == 1 else ''}))",
+                         {"_tuple_new": tuple.__new__, "__builtins__": {}})
+            code = _NEW[len(fields)] = built.__code__
+        new = types.FunctionType(code.replace(co_varnames=("_cls", *fields), co_name="__new__"),
+                                 {"_tuple_new": tuple.__new__, "__builtins__": {}}, "__new__", defaults or None)
+        new.__qualname__ = f"{qualname}.__new__"
+        return new
+
+    def _make(cls: type, iterable: Any) -> Any:
+        result = tuple.__new__(cls, iterable)
+        if len(result) != len(cls._fields):
+            raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
+        return result
+
+    def _replace(self: Any, /, **changes: Any) -> Any:
+        result = self._make(map(changes.pop, self._fields, self))
+        if changes:
+            raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+        return result
+
+    def _repr(self: Any) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self))})"
+
+    def _asdict(self: Any) -> dict[str, Any]:
+        return dict(zip(self._fields, self))
+
+    def _getnewargs(self: Any) -> tuple[Any, ...]:
+        return tuple(self)
 
     class _RecordMeta(type):
         def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
             if namespace.get("_record_root"):
                 return super().__new__(mcs, name, bases, namespace)
             annotations = namespace.get("__annotations__", {})
-            fields = list(annotations)
+            fields = tuple(annotations)
+            for field in fields:
+                if field.startswith("_"):
+                    raise ValueError(f"Field names cannot start with an underscore: {field!r}")
             defaulted = [field for field in fields if field in namespace]
             for field in fields[fields.index(defaulted[0]):] if defaulted else ():
                 if field not in namespace:  # as typing.NamedTuple says it
                     raise TypeError(f"Non-default namedtuple field {field} cannot follow default field"
                                     f"{'s' if len(defaulted) > 1 else ''} {', '.join(defaulted)}")
-            defaults = [namespace[field] for field in defaulted]
-            record = collections.namedtuple(name, fields, defaults=defaults, module=namespace["__module__"])
-            record.__annotations__ = dict(annotations)
+            defaults = tuple(namespace[field] for field in defaulted)
+            body: dict[str, Any] = {
+                "__doc__": f"{name}({', '.join(fields)})",
+                "__slots__": (),
+                "_fields": fields,
+                "_field_defaults": dict(zip(defaulted, defaults)),
+                "__new__": _new(namespace.get("__qualname__", name), fields, defaults),
+                "_make": classmethod(_make),
+                "_replace": _replace,
+                "__repr__": _repr,
+                "_asdict": _asdict,
+                "__getnewargs__": _getnewargs,
+                "__match_args__": fields,
+                "__module__": namespace["__module__"],
+                "__qualname__": namespace.get("__qualname__", name),
+            }
+            for index, field in enumerate(fields):
+                body[field] = _tuplegetter(index, sys.intern(f"Alias for field number {index}"))
             for key, value in namespace.items():
                 if key in _PROHIBITED:
                     raise AttributeError(f"Cannot overwrite NamedTuple attribute {key}")
-                if key not in _SPECIAL and key not in record._fields:
-                    setattr(record, key, value)
+                if key not in _SPECIAL and key not in fields:
+                    body[key] = value
+            record = type.__new__(type, name, (tuple,), body)
+            record.__annotations__ = dict(annotations)
             return record
 
     class Record(metaclass=_RecordMeta):
