@@ -19,7 +19,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 from .errors import CompatError
 
-_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+_AT = r"\(at line (\d+), column (\d+)\)"
 
 
 # Bounds on what is read (docs/reliability.md, "Readers"). A stack file is a
@@ -54,7 +54,7 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError, first
         message = str(exc)
         line = getattr(exc, "lineno", None)
         column = getattr(exc, "colno", None)
-        match = _AT.search(message[:1000])
+        match = re.search(_AT, message[:1000])
         if match:
             line, column = int(match.group(1)), int(match.group(2))
             message = message[: match.start()].rstrip()
@@ -70,12 +70,12 @@ def loads(text: str, *, file: str, error: type[CompatError] = CompatError, first
         raise error(f"invalid TOML: {what}", file=file) from None
 
 
-_TWICE = re.compile(r"Cannot declare \((.*)\) twice\Z")
+_TWICE = r"Cannot declare \((.*)\) twice\Z"
 
 
 def _plain(message: str, text: str, line: int | None) -> str:
     """tomllib's words for a key or table given twice, with its name as the file writes it."""
-    twice = _TWICE.match(message)
+    twice = re.match(_TWICE, message)
     if twice is not None:
         parts = re.findall(r"'((?:[^'\\]|\\.)*)'", twice.group(1))
         return f"the table [{'.'.join(parts)}] is declared twice" if parts else message
@@ -167,7 +167,7 @@ def load(
 
 # Linear by construction: no two neighbouring parts can match the same
 # character, and `locate` reads at most MAX_LINE characters of a line.
-_HEADER = re.compile(r"[ \t]*\[\[?([^\]\n]*)\]\]?[ \t]*(?:#[^\n]*)?\Z")
+_HEADER = r"[ \t]*\[\[?([^\]\n]*)\]\]?[ \t]*(?:#[^\n]*)?\Z"
 
 
 def _unquote(part: str) -> str:
@@ -216,7 +216,7 @@ def locate(text: str | None, table: tuple[str, ...], key: str | None = None) -> 
     for number, line in enumerate(text.splitlines(), start=1):
         if len(line) > MAX_LINE:
             continue  # no line a person writes; never scanned
-        match = _HEADER.match(line)
+        match = re.match(_HEADER, line)
         if match:
             current = tuple(_split_key(match.group(1).strip()))
             if current == table and header_line is None:

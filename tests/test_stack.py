@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from packaging.version import Version
 
@@ -376,7 +378,7 @@ def test_a_header_like_line_does_not_slow_the_locator(write_stack, db, line):
     err = error_of(path, db)
     assert err.line == 6
     assert _toml.locate(line + "\n[system]\npython = 1\n", ("system",), "python") == 3
-    assert _toml._HEADER.match(line[:_toml.MAX_LINE]) is None or True
+    re.match(_toml._HEADER, line[: _toml.MAX_LINE])  # the header pattern on such a line: within the time below too
     assert time.perf_counter() - started < 1.0
 
 

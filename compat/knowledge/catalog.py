@@ -86,7 +86,7 @@ def _covers(key: str, tokens: list[str]) -> bool:
     return walk(0, 0, False)
 
 
-_SPLIT = re.compile(r"[a-z]+|[0-9]+")
+_SPLIT = r"[a-z]+|[0-9]+"
 
 
 def _shape(name: str) -> tuple[tuple[str, ...], str, frozenset[str]] | None:
@@ -98,14 +98,14 @@ def _shape(name: str) -> tuple[tuple[str, ...], str, frozenset[str]] | None:
     >>> _shape("Jetson Orin") is None
     True
     """
-    parts = _SPLIT.findall(" ".join(_words(name)))
+    parts = re.findall(_SPLIT, " ".join(_words(name)))
     index = next((i for i, p in enumerate(parts) if p.isdigit()), None)
     if index is None:
         return None
     return tuple(parts[:index]), parts[index], frozenset(parts[index + 1:])
 
 
-_CC = re.compile(r"^(?:sm_?)?(\d+)(?:\.(\d+))?$", re.IGNORECASE)
+_CC = r"(?i)^(?:sm_?)?(\d+)(?:\.(\d+))?$"
 
 
 def parse_compute_capability(text: str) -> Version:
@@ -114,7 +114,7 @@ def parse_compute_capability(text: str) -> Version:
     >>> parse_compute_capability("sm_90"), parse_compute_capability("12.0"), parse_compute_capability("sm120")
     (<Version('9.0')>, <Version('12.0')>, <Version('12.0')>)
     """
-    match = _CC.match(text.strip())
+    match = re.match(_CC, text.strip())
     if not match:
         raise ValueError(f"not a compute capability: {text!r} (write it as \"9.0\" or \"sm_90\")")
     major, minor = match.groups()

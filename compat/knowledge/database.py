@@ -48,7 +48,7 @@ from .model import (
     Source,
 )
 from .paths import default_data_dir
-from .snapshot import WHEELS, _release_version, release_lines, snapshot_release, wheel_records
+from .snapshot import WHEELS, _release_version, parse_version, release_lines, snapshot_release, wheel_records
 
 if TYPE_CHECKING:
     from .models import ModelCatalog, ModelEntry
@@ -389,12 +389,23 @@ class Releases(MutableMapping[Version, Release]):
                 release = curated
             else:
                 number, yanked, raw = self._lines[text]
-                release = snapshot_release(self._package, self._path, text, Version(text), yanked, raw, self._wheels,
+                release = snapshot_release(self._package, self._path, text, parse_version(text), yanked, raw, self._wheels,
                                            number)
                 if curated is not None:
                     release = _overlay(release, curated)
             self._made[version] = release
         return release
+
+    def last_written(self) -> Version | None:
+        """The version of the snapshot's last line (the newest release, as
+        `compat db sync` writes them oldest first), parsed alone: a likely
+        answer to try before listing every release (`meets`)."""
+        if not self._lines:
+            return None
+        try:
+            return parse_version(next(reversed(self._lines)))
+        except ValueError:
+            return None  # `_every` says what is wrong with it
 
     def is_yanked(self, version: Version) -> bool:
         """Whether the release is yanked, without making it (resolution lists
@@ -454,10 +465,12 @@ def is_yanked(component: Component, version: Version) -> bool:
 def meets(component: Component, specifier: SpecifierSet, likely: Iterable[Version | None] = ()) -> bool:
     """Whether some release of `component` meets `specifier`. The versions
     in `likely` (the one a resolution chose) are tried first, then the
-    version a lone ``==`` names, before every release is listed: a check of
-    a pinned stack then never lists the releases of the packages it pins."""
+    version a lone ``==`` names and the newest release, before every release
+    is listed: a check of a pinned stack then never lists the releases of
+    the packages it pins, nor of those a range on the newest release admits."""
     releases = component.releases
-    for version in (*likely, _named(specifier)):
+    newest = releases.last_written() if isinstance(releases, Releases) else None
+    for version in (*likely, _named(specifier), newest):
         if version is not None and version in releases and specifier.contains(version, prereleases=True):
             return True
     return any(specifier.contains(v, prereleases=True) for v in component.newest_first())

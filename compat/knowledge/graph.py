@@ -45,7 +45,7 @@ __all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant",
 
 GRAPH_FILE = "_graph.json"
 SCHEMA = 2  # 2: extras as nodes of their own (package[extra]); 1: packages alone
-_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME = r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)"
 
 
 def build_graph(metadata_dir: str) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def _edges(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the extras of the requiring package a line applies under, as ``[x]``
     nodes, or () when it may apply without one; the nodes it requires).
     A line that does not parse is read by its leading name alone."""
-    match = _NAME.match(text)
+    match = re.match(_NAME, text)
     if match is None:
         return (), ()
     target = normalize(match.group(1))

@@ -388,7 +388,8 @@ class Build(Record):
     layer: str = "curated"  # or "metadata": inferred from the release's own pins
 
     def covers(self, version: Version) -> bool:
-        return self.releases.contains(Version(version.public), prereleases=True)
+        public = version if version.local is None else Version(version.public)
+        return self.releases.contains(public, prereleases=True)
 
     def serves(self, capability: Version) -> bool:
         """Whether the build has kernels a GPU of this compute capability can run.

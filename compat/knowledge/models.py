@@ -34,8 +34,8 @@ MODELS_FILE = "models.toml"
 SCHEMA = 1
 FLAGS = ("moe", "hybrid", "multimodal")
 _KEYS = ("name", "repo", "aliases", "family", "head_dim", "checkpoint_dtype", *FLAGS, "source", "note")
-_FAMILY = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9][A-Za-z0-9._\-]*$")
+_FAMILY = r"^[a-z0-9][a-z0-9.\-]*$"
+_REPO = r"^[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9][A-Za-z0-9._\-]*$"
 
 
 def model_key(name: str) -> str:
@@ -128,13 +128,13 @@ class ModelCatalog:
         return {m.family for m in self.models}
 
 
-_LINE = re.compile(r'^(?:name|repo)\s*=\s*"([^"]+)"', re.MULTILINE)
-_ALIASES_LINE = re.compile(r"^aliases\s*=\s*\[([^\]]*)\]", re.MULTILINE)
+_LINE = r'(?m)^(?:name|repo)\s*=\s*"([^"]+)"'
+_ALIASES_LINE = r"(?m)^aliases\s*=\s*\[([^\]]*)\]"
 
 
 def _block_keys(block: str) -> set[str]:
-    names = _LINE.findall(block)
-    for aliases in _ALIASES_LINE.findall(block):
+    names = re.findall(_LINE, block)
+    for aliases in re.findall(_ALIASES_LINE, block):
         names += re.findall(r'"([^"]+)"', aliases)
     return {model_key(n) for n in names}
 
@@ -164,10 +164,10 @@ def parse_model(entry: Any, file: str, index: int) -> ModelEntry:
                             key=one_line(f"{where}.{unknown[0]}", 200))
     family = text("family", required=True)
     assert family is not None
-    if not _FAMILY.match(family):
+    if not re.match(_FAMILY, family):
         raise database_error(f"a family is lower-case letters, digits, '.' and '-', got {family!r}", file=file, key=f"{where}.family")
     repo = text("repo")
-    if repo is not None and not _REPO.match(repo):
+    if repo is not None and not re.match(_REPO, repo):
         raise database_error(f"expected a Hugging Face repo id such as \"zai-org/GLM-5\", got {repo!r}", file=file, key=f"{where}.repo")
     aliases = entry.get("aliases", [])
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):

@@ -579,11 +579,26 @@ def _release(entry: dict[str, Any]) -> SnapshotRelease:
     )
 
 
+_PARSED: dict[str, Version] = {}
+
+
+def parse_version(text: str) -> Version:
+    """Version(text), made once per process for each text: the snapshots of
+    one check list the same versions (1.0.0, 2.1.0) package after package.
+    A ValueError (InvalidVersion) when it is not one."""
+    version = _PARSED.get(text)
+    if version is None:
+        if len(_PARSED) >= _MAX_REMEMBERED:
+            _PARSED.clear()
+        version = _PARSED[text] = Version(text)
+    return version
+
+
 def _release_version(text: str, path: str, number: int, seen: dict[Version, int]) -> Version:
     """The version of a release line, parsed, and not one an earlier line
     holds: a second line for a release would silently replace the first."""
     try:
-        version = Version(text)
+        version = parse_version(text)
     except ValueError:  # InvalidVersion, or a number too long to convert
         raise database_error(f"invalid version {one_line(repr(text), 80)}", file=path, line=number, key="version") from None
     if version in seen:

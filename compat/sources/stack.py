@@ -8,6 +8,7 @@ TOML parser or a scan of the text can tell).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 from collections.abc import Collection, Mapping
@@ -63,7 +64,7 @@ _PACKAGE_KEYS = ("version", "extras", "external")
 _PYTHON = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?", re.ASCII)
 _DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
+_BARE_KEY = r"(?a)[A-Za-z0-9_-]+"
 # PEP 508 project names (and extras): letters, digits, ".", "_", "-", starting
 # and ending with a letter or digit.
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
@@ -125,6 +126,15 @@ class Hardware(Record):
     accelerator: str = "cpu"
 
 
+@functools.lru_cache(maxsize=4096)
+def _pinned(text: str) -> Version | None:
+    """The version a pin names (asked of each entry again and again: made once)."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
 class PackageSpec(Record):
     """One entry of [packages]."""
 
@@ -140,10 +150,7 @@ class PackageSpec(Record):
         """The version if the entry is a single ``==`` pin without wildcard."""
         specs = list(self.specifier)
         if len(specs) == 1 and specs[0].operator in ("==", "===") and not specs[0].version.endswith("*"):
-            try:
-                return Version(specs[0].version)
-            except InvalidVersion:
-                return None
+            return _pinned(specs[0].version)
         return None
 
 
@@ -257,7 +264,7 @@ def _one_line(text: str, limit: int = 600) -> str:
 
 def _show_key(key: Any) -> str:
     """A key as an error shows it: bare when TOML would write it bare, else quoted."""
-    if isinstance(key, str) and len(key) <= 80 and _BARE_KEY.fullmatch(key):
+    if isinstance(key, str) and len(key) <= 80 and re.fullmatch(_BARE_KEY, key):
         return key
     shown = repr(key) if not isinstance(key, str) else _one_line(repr(key), 80)
     return shown if isinstance(key, str) else f"{shown} ({type(key).__name__})"
