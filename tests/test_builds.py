@@ -639,4 +639,4 @@ def test_an_inferred_architecture_list_is_a_warning_with_its_basis(db, tmp_path)
     assert "arch:kern==1.0.0" in errors(check(stack({"kern": "1.0.0+cu126"}, gpu="RTX 5090", cuda="12.6"), database=db))
     kern.write_text(text.replace('id = "kern.rocm"\n', 'id = "kern.rocm"\narchs_basis = "x"\n', 1))
     with pytest.raises(DatabaseError, match="archs_basis"):
-        Database.load(root).component("kern")
+        Database.load(root).component("kern").builds  # every build, parsed (lint, db show)

@@ -86,7 +86,7 @@ def edit(path, old, new):
 def test_unknown_key_in_a_rule_names_file_and_key(broken_db):
     edit(broken_db / "constraints" / "ltx-2.toml", 'kind = "requirement"', 'kind = "requirement"\nseverty = "error"')
     with pytest.raises(DatabaseError) as info:
-        Database.load(broken_db).component("ltx-2")
+        Database.load(broken_db).component("ltx-2").rules  # every rule, parsed (lint, db show)
     assert info.value.file.endswith("ltx-2.toml")
     assert "rule[0].severty" in info.value.key and "severity" in info.value.message
 
@@ -94,16 +94,37 @@ def test_unknown_key_in_a_rule_names_file_and_key(broken_db):
 def test_bad_specifier_in_a_rule(broken_db):
     edit(broken_db / "constraints" / "ltx-2.toml", 'releases = ">=1.5.0"', 'releases = "=>1.5.0"')
     with pytest.raises(DatabaseError) as info:
-        Database.load(broken_db).component("ltx-2")
+        Database.load(broken_db).component("ltx-2").rules
     assert "releases" in info.value.key
+    with pytest.raises(DatabaseError):  # a range that does not parse counts as covering: reading it says why
+        Database.load(broken_db).component("ltx-2").rules_for(Version("1.5.0"))
 
 
 def test_bad_condition_in_a_rule(broken_db):
     edit(broken_db / "constraints" / "ltx-2.toml", 'require = { all = [{ compute_capability = ">=8.9" }] }',
          'require = { all = [{ compute_capabilty = ">=8.9" }] }')
     with pytest.raises(DatabaseError) as info:
-        Database.load(broken_db).component("ltx-2")
+        Database.load(broken_db).component("ltx-2").rules
     assert info.value.key == "rule[0].require.all[0].compute_capabilty"
+
+
+def test_a_check_reads_the_rules_and_builds_of_its_release_alone(broken_db):
+    """A rule of other releases is parsed when every rule is listed (lint,
+    db show), not by a check of one release: one that does not parse stops
+    lint, and not a check it cannot concern."""
+    edit(broken_db / "constraints" / "ltx-2.toml", 'require = { all = [{ compute_capability = ">=8.9" }] }',
+         'require = { all = [{ compute_capabilty = ">=8.9" }] }')
+    component = Database.load(broken_db).component("ltx-2")
+    older = component.rules_for(Version("1.4.0"))  # rule[0] is of >=1.5.0: not read
+    assert older and all(r.covers(Version("1.4.0")) for r in older)
+    with pytest.raises(DatabaseError, match="compute_capabilty"):
+        component.rules_for(Version("1.5.0"))
+    assert any("compute_capabilty" in str(p) for p in lint_database(Database.load(broken_db)))
+    torch = Database.load().component("torch")
+    chosen = torch.builds_for(Version("2.13.0"))
+    assert chosen and all(b.covers(Version("2.13.0")) for b in chosen)
+    assert len(torch.unread_builds._made) == len(chosen) < len(torch.unread_builds)
+    assert chosen == [b for b in torch.builds if b.covers(Version("2.13.0"))]
 
 
 def test_lint_reports_duplicate_ids_and_unknown_options(broken_db):

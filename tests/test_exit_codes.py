@@ -161,12 +161,13 @@ def test_a_folder_where_a_file_is_expected_is_one_line_exit_2(capsys, tmp_path, 
 
 
 def test_the_console_script_and_python_m_run_the_same_entry(tmp_path):
-    """`python -m compat` and the installed script both go through `run`,
-    which ends the process with the collector's objects frozen."""
+    """`python -m compat` and the installed script both go through
+    `_script.run`, which imports the command line with the collector off and
+    ends the process once the output is flushed."""
     from importlib.metadata import entry_points
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "compat"]
-    assert script.value == "compat.cli:run"
+    assert script.value == "compat._script:run"
     done = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
                           capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0 and "OK:" in done.stdout

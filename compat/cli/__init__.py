@@ -199,8 +199,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run() -> NoReturn:
-    """The console script (and ``python -m compat``): `main` in a process
-    that ends with it.
+    """`main` in a process that ends with it: the console script's and
+    ``python -m compat``'s (through compat._script, which imports this
+    module with the collector off).
 
     Once `main` is done and the output flushed, the process ends at once
     (os._exit). The interpreter's own shutdown would collect garbage once

@@ -199,7 +199,7 @@ def select_build(
     """
     version = release.version
     # builds split by platform (a build's aarch64 wheels carry other kernels) come first for the stack's own
-    builds = sorted((b for b in component.builds if b.covers(version)), key=lambda b: not _on_platform(b, stack))
+    builds = sorted(component.builds_for(version), key=lambda b: not _on_platform(b, stack))
     label = spec.build if spec is not None else None
     platform = stack.system.platform
     if label is not None:
@@ -220,7 +220,7 @@ def select_build(
         if chosen:
             return None, f"the database knows no {platform} {index} build of {component.name} {version}"
         # a package whose builds the database tracks (for this release or others): not knowing this one's is said
-        if any(b.index != "pypi" for b in builds) or component.builds:
+        if any(b.index != "pypi" for b in builds) or component.has_builds:
             return None, f"the database knows no {index} build of {component.name} {version}"
     chosen = [b for b in builds if b.index == "pypi" and _on_platform(b, stack)]
     if chosen:
@@ -241,7 +241,7 @@ def select_build(
             layer="metadata",
         )
         return Selected(build, "metadata"), None
-    if component.builds:  # a package whose builds the database tracks, with none known for this release
+    if component.has_builds:  # a package whose builds the database tracks, with none known for this release
         return None, f"the database knows no build of {component.name} {version}"
     return None, None
 

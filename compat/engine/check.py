@@ -202,7 +202,7 @@ class _Checker:
         rules = [r for r in component.rules if r.kind in ("requirement", "lockstep")]
         options = sorted({t.key for r in component.rules for t in r.when.walk() if t.kind == "option"})
         parts = ["its own requirements"]
-        if component.builds:
+        if component.has_builds:
             parts.append("its builds")
         if rules:
             parts.append(f"{len(rules)} requirement rule{'s' if len(rules) != 1 else ''}")
@@ -639,9 +639,7 @@ class _Checker:
                 # rules of the releases around it hold for it (statuses says so).
                 continue
             scoped = facts.for_component(component)
-            for rule in component.rules:
-                if not rule.covers(version):
-                    continue
+            for rule in component.rules_for(version):
                 if rule.kind == "lockstep":
                     self.lockstep(rule, component, version, versions)
                 else:
@@ -1027,8 +1025,8 @@ class _Checker:
         component = self.db.component(release.package)
         if component is None:
             return ""
-        for build in component.builds:
-            if build is wrong or not build.covers(release.version) or build.index == wrong.index:
+        for build in component.builds_for(release.version):
+            if build is wrong or build.index == wrong.index:
                 continue
             if build.platforms and self.stack.system.platform not in build.platforms:
                 continue
@@ -1158,7 +1156,7 @@ class _Checker:
             ruled = {need.rule for need in needs if need.is_virtual and need.origin == "rule"}
             if ruled:
                 facts = StackFacts(self.stack, {release.package: release.version}).for_component(component)
-                for rule in component.rules:
+                for rule in component.rules_for(release.version):
                     if rule.id in ruled:
                         self.rule(rule, component, release.version, facts)
             found = [f for f in self.findings if f.severity == "error"]

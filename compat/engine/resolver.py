@@ -485,7 +485,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return []
         facts = self.facts.for_component(component)
         needs = []
-        for rule in component.rules:
+        for rule in component.rules_for(release.version):
             if rule.kind == "lockstep" and rule.covers(release.version):
                 needs.extend(self._lockstep_needs(rule, release, parent, facts))
                 continue

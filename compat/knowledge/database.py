@@ -46,6 +46,7 @@ from .model import (
     Release,
     Rule,
     Source,
+    Unread,
 )
 from .paths import default_data_dir
 from .snapshot import WHEELS, _release_version, parse_version, release_lines, snapshot_release, wheel_records
@@ -844,76 +845,73 @@ def _parse_component(path: str, name: str) -> Component:
             file=file,
         )
 
-    seen: set[str] = set()
-    for table in root.tables("rule"):
-        table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same",
-                    "inferred", "basis", "introduced"])
-        rule_id = table.identifier(seen, "rule")
-        seen.add(rule_id)
-        kind = table.choice("kind", RULE_KINDS, "requirement")
-        require = _condition(table, "require")
-        if kind == "requirement" and (require is None or require.is_empty):
-            raise table.error("a requirement rule needs a non-empty require table", "require")
-        if kind != "requirement" and require is not None:
-            raise table.error(f"only requirement rules have require (this is a {kind})", "require")
-        partners = tuple(normalize(p) for p in table.strings("with"))
-        same = table.choice("same", LOCKSTEP, "version") if kind == "lockstep" else None
-        if kind == "lockstep" and not partners:
-            raise table.error("a lockstep rule names the packages that move with this one", "with")
-        if kind != "lockstep" and ("with" in table.data or "same" in table.data):
-            raise table.error(f"only lockstep rules have with and same (this is a {kind})", "with" if "with" in table.data else "same")
-        # An inferred fact says what it rests on; a note of one release says which.
-        inferred = table.boolean("inferred")
-        basis = table.text("basis")
-        if inferred and not basis:
-            raise table.error("an inferred rule says what it is inferred from (basis = \"...\")", "basis")
-        if basis is not None and not inferred:
-            raise table.error("basis is for inferred rules (inferred = true)", "basis")
-        releases = _specifier(table, "releases", "") or SpecifierSet()
-        introduced = _version(table, "introduced")
-        if introduced is not None:
-            if kind not in ("note", "behaviour-change"):
-                raise table.error(f"only notes and behaviour changes have introduced (this is a {kind})", "introduced")
-            if not releases.contains(introduced, prereleases=True):
-                raise table.error(f"introduced {introduced} is not one of the rule's releases ({releases})", "introduced")
-        component.rules.append(
-            Rule(
-                id=rule_id,
-                package=name,
-                kind=kind,
-                releases=releases,
-                when=_condition(table, "when") or Condition(),
-                require=require,
-                severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
-                message=table.text("message", required=True),  # type: ignore[arg-type]
-                source=table.text("source", required=True),  # type: ignore[arg-type]
-                fixed_in=_version(table, "fixed_in"),
-                file=file,
-                partners=partners,
-                same=same,
-                inferred=inferred,
-                basis=basis,
-                introduced=introduced,
-            )
-        )
-
-    builds: set[str] = set()
-    for table in root.tables("build"):
-        component.builds.append(_parse_build(table, name, builds))
+    component.unread_rules = Unread(root.tables("rule"), functools.partial(_parse_rule, name=name, file=file))
+    component.unread_builds = Unread(root.tables("build"), functools.partial(_parse_build, name=name), public=True)
     return component
+
+
+def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) -> Rule:
+    """One [[rule]] table; `seen`: the IDs of the rules before it in its file
+    (None: not known, for a rule read alone; see model.Unread)."""
+    table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same",
+                "inferred", "basis", "introduced"])
+    rule_id = table.identifier(seen or set(), "rule")
+    kind = table.choice("kind", RULE_KINDS, "requirement")
+    require = _condition(table, "require")
+    if kind == "requirement" and (require is None or require.is_empty):
+        raise table.error("a requirement rule needs a non-empty require table", "require")
+    if kind != "requirement" and require is not None:
+        raise table.error(f"only requirement rules have require (this is a {kind})", "require")
+    partners = tuple(normalize(p) for p in table.strings("with"))
+    same = table.choice("same", LOCKSTEP, "version") if kind == "lockstep" else None
+    if kind == "lockstep" and not partners:
+        raise table.error("a lockstep rule names the packages that move with this one", "with")
+    if kind != "lockstep" and ("with" in table.data or "same" in table.data):
+        raise table.error(f"only lockstep rules have with and same (this is a {kind})", "with" if "with" in table.data else "same")
+    # An inferred fact says what it rests on; a note of one release says which.
+    inferred = table.boolean("inferred")
+    basis = table.text("basis")
+    if inferred and not basis:
+        raise table.error("an inferred rule says what it is inferred from (basis = \"...\")", "basis")
+    if basis is not None and not inferred:
+        raise table.error("basis is for inferred rules (inferred = true)", "basis")
+    releases = _specifier(table, "releases", "") or SpecifierSet()
+    introduced = _version(table, "introduced")
+    if introduced is not None:
+        if kind not in ("note", "behaviour-change"):
+            raise table.error(f"only notes and behaviour changes have introduced (this is a {kind})", "introduced")
+        if not releases.contains(introduced, prereleases=True):
+            raise table.error(f"introduced {introduced} is not one of the rule's releases ({releases})", "introduced")
+    return Rule(
+        id=rule_id,
+        package=name,
+        kind=kind,
+        releases=releases,
+        when=_condition(table, "when") or Condition(),
+        require=require,
+        severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
+        message=table.text("message", required=True),  # type: ignore[arg-type]
+        source=table.text("source", required=True),  # type: ignore[arg-type]
+        fixed_in=_version(table, "fixed_in"),
+        file=file,
+        partners=partners,
+        same=same,
+        inferred=inferred,
+        basis=basis,
+        introduced=introduced,
+    )
 
 
 ACCELERATOR_KINDS = ("cuda", "rocm", "cpu")
 
 
-def _parse_build(table: Table, name: str, seen: set[str]) -> Build:
+def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
     from ..sources.stack import PLATFORMS
     from .model import arch_problem
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
                 "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis"])
-    build_id = table.identifier(seen, "build")
-    seen.add(build_id)
+    build_id = table.identifier(seen or set(), "build")
     accelerator = table.choice("accelerator", ACCELERATOR_KINDS, "cuda")
     cuda = _version(table, "cuda")
     rocm = _version(table, "rocm")

@@ -149,7 +149,9 @@ def lint_database(db: Database) -> list[Problem]:
         try:
             component = db.component(name)
             if component is not None:
-                len(component.releases)  # the release list is read lazily: a bad version in it is this component's problem
+                # read lazily by a check: a bad version in the release list, a rule or
+                # a build that does not parse, is this component's problem
+                len(component.releases), component.rules, component.builds
         except CompatError as exc:
             failed(exc, unread=True)
             continue

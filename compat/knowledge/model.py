@@ -426,6 +426,64 @@ class Build(Record):
         return ", ".join(parts)
 
 
+class Unread:
+    """The rules (or builds) of a component file, each parsed when first
+    needed. A check of one release needs those whose ``releases`` cover it:
+    torch's file lists dozens of builds, and a check of one torch release
+    reads a few. `covering` parses those alone (a range that does not parse
+    counts as covering, so that parsing it says what is wrong);
+    `every` parses all of them, and checks what only the whole list can
+    (that no ID is given twice): `compat db lint` and `db show` ask it.
+    """
+
+    def __init__(self, tables: list[Any], parse: Callable[[Any, set[str] | None], Any],
+                 public: bool = False) -> None:
+        self._tables = tables
+        self._parse = parse  # (table, the IDs seen so far, or None) -> the fact
+        self._public = public  # coverage of the public version (builds: a +cu128 build is of its release)
+        self._made: dict[int, Any] = {}
+        self._ranges: dict[int, SpecifierSet | None] = {}
+
+    def _range(self, index: int) -> SpecifierSet | None:
+        if index not in self._ranges:
+            written = self._tables[index].data.get("releases", "")
+            try:
+                self._ranges[index] = SpecifierSet(written) if isinstance(written, str) else None
+            except ValueError:  # InvalidSpecifier: the parse says so
+                self._ranges[index] = None
+        return self._ranges[index]
+
+    def _one(self, index: int) -> Any:
+        if index not in self._made:
+            self._made[index] = self._parse(self._tables[index], None)
+        return self._made[index]
+
+    def covering(self, version: Version | None) -> list[Any]:
+        if version is None:
+            return []
+        if self._public and version.local is not None:
+            version = Version(version.public)
+        out = []
+        for index in range(len(self._tables)):
+            releases = self._range(index)
+            if releases is None or releases.contains(version, prereleases=True):
+                fact = self._one(index)
+                if fact.covers(version):
+                    out.append(fact)
+        return out
+
+    def every(self) -> list[Any]:
+        seen: set[str] = set()
+        out = []
+        for table in self._tables:  # each parsed again, with the IDs before it: one given twice is refused
+            out.append(self._parse(table, seen))
+            seen.add(out[-1].id)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
 class Component:
     """A tracked component: a Python package on the index, or an application.
 
@@ -449,8 +507,12 @@ class Component:
         self.homepage = homepage
         self.options: dict[str, OptionSpec] = {}
         self.releases: dict[Version, Release] = {}
-        self.rules: list[Rule] = []
-        self.builds: list[Build] = []
+        # The file's rules and builds, each parsed when first needed (see `Unread`);
+        # those added once parsed (an overlay's) come after them.
+        self._rules: list[Rule] = []
+        self._builds: list[Build] = []
+        self.unread_rules: Unread | None = None
+        self.unread_builds: Unread | None = None
         self.file = file
         self.snapshot_taken: _dt.date | None = None
         self.snapshot_index: str | None = None
@@ -465,6 +527,37 @@ class Component:
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.kind!r})"
+
+    @property
+    def rules(self) -> list[Rule]:
+        """Every rule, in file order (each parsed now, if it was not yet)."""
+        if self.unread_rules is not None:
+            self._rules[:0] = self.unread_rules.every()
+            self.unread_rules = None
+        return self._rules
+
+    @property
+    def builds(self) -> list[Build]:
+        """Every build, in file order (each parsed now, if it was not yet)."""
+        if self.unread_builds is not None:
+            self._builds[:0] = self.unread_builds.every()
+            self.unread_builds = None
+        return self._builds
+
+    @property
+    def has_builds(self) -> bool:
+        """Whether the database lists any build of the component (without parsing them)."""
+        return bool(self._builds) or bool(self.unread_builds)
+
+    def rules_for(self, version: Version | None) -> list[Rule]:
+        """The rules that cover `version`, in file order: a check parses only these."""
+        unread = self.unread_rules.covering(version) if self.unread_rules is not None else []
+        return [*unread, *(r for r in self._rules if r.covers(version))]
+
+    def builds_for(self, version: Version) -> list[Build]:
+        """The builds of `version`, in file order: a check parses only these."""
+        unread = self.unread_builds.covering(version) if self.unread_builds is not None else []
+        return [*unread, *(b for b in self._builds if b.covers(version))]
 
     @property
     def index_versions(self) -> frozenset[Version] | None:
