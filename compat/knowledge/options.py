@@ -129,10 +129,16 @@ class OptionCatalog:
         # a definition (OptionDef), one not yet checked (Table), or a scanned block not yet parsed
         self._entries: list[Any] = entries
         self._by_key: dict[str, list[int]] = {}  # a spelling -> the positions of its definitions, in file order
+        by_key = self._by_key
         for position, entry in enumerate(entries):
-            name, aliases = _spellings(entry)
-            for spelling in {name, *aliases}:
-                self._by_key.setdefault(option_key(spelling), []).append(position)
+            if type(entry) is tuple:  # a scanned block (hundreds of them: the common case, inline)
+                name, aliases = entry[0].group(1, 2)
+                keys = {option_key(name)} if aliases is None else {option_key(a) for a in (name, *_QUOTED.findall(aliases))}
+            else:
+                name, more = _spellings(entry)
+                keys = {option_key(a) for a in (name, *more)}
+            for key in keys:
+                by_key.setdefault(key, []).append(position)
 
     @property
     def options(self) -> list[OptionDef]:
@@ -144,9 +150,9 @@ class OptionCatalog:
         if isinstance(entry, OptionDef):
             return entry
         if isinstance(entry, tuple):  # a scanned block
-            match, text, end, number = entry
-            line = text.count("\n", 0, match.start()) + 1
-            block = text[match.start():end]
+            _, text, start, end, number = entry
+            line = text.count("\n", 0, start) + 1
+            block = text[start:end]
             data = _toml.loads(block, file=self.file, error=DatabaseError, first_line=line)
             tables = data.get("option")
             if set(data) != {"option"} or not isinstance(tables, list) or len(tables) != 1:
@@ -172,16 +178,19 @@ class OptionCatalog:
         the default of one flag does not read hundreds of definitions. A
         table the scan cannot index is read with the whole file instead."""
         text = read_text(path)
-        starts = [m for m in _BLOCK_HEAD.finditer(text) if m.start() == 0 or text[m.start() - 1] == "\n"]
+        # each head at the start of a line: the pattern takes the newline before it
+        starts = list(_BLOCK_HEAD.finditer(text))
+        begins = [m.start() + 1 for m in starts]
         if len(starts) != text.count("[[option]]") or sum(1 for m in starts if m.group(2) is not None) != \
-                text.count("\naliases") or (starts and _OTHER_TABLE.search(text, starts[0].start())):
-            # written otherwise than one name line and its aliases after it, or with a table after the options
+                text.count("\naliases") or (starts and _OTHER_TABLE.search(text, begins[0])):
+            # written otherwise than one name line and its aliases after it (or first in the
+            # file, with no line before it), or with a table after the options
             return cls.load(path, component)
-        head = text[: starts[0].start()] if starts else text
+        head = text[: begins[0]] if starts else text
         catalog = cls._from(_toml.loads(head, file=path, error=DatabaseError), path, component, scanned=True, text=head)
-        ends = [m.start() for m in starts[1:]] + [len(text)]
+        ends = begins[1:] + [len(text)]
         entries: list[Any] = [
-            (m, text, end, position) for position, (m, end) in enumerate(zip(starts, ends))
+            (m, text, begin, end, position) for position, (m, begin, end) in enumerate(zip(starts, begins, ends))
         ]
         catalog._index(entries)
         return catalog
@@ -252,7 +261,7 @@ class OptionCatalog:
         entry = self._entries[position]
         if version is None or isinstance(entry, OptionDef) or not isinstance(entry, tuple):  # read already, or a table
             return True
-        match, text, end, _ = entry
+        match, text, _, end, _ = entry
         block = text[match.end():end]
         found = _RELEASES_LINE.findall(block)
         if len(found) != 1 or '"""' in block or "'''" in block:
@@ -328,10 +337,9 @@ def _specifier(table: Table, name: str, *, required: bool = False) -> SpecifierS
         raise table.error(f"not a version specifier: {text!r}", name) from None
 
 
-# how the catalogs write each table: [[option]], its name line, then its aliases line if it has one
-# (at the start of a line, which `scan` checks: a pattern that starts with
-# text, not with ^, is searched for at C speed)
-_BLOCK_HEAD = re.compile(r'\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?')
+# how the catalogs write each table: [[option]], its name line, then its aliases line if it has one;
+# with the newline before it (a pattern that starts with text, not with ^, is searched for at C speed)
+_BLOCK_HEAD = re.compile(r'\n\[\[option\]\]\nname = "([^"\\\n]*)"\n(?:aliases = \[([^\]\n]*)\]\n)?')
 _QUOTED = re.compile(r'"([^"\\]*)"')
 _OTHER_TABLE = re.compile(r"\n\s*\[(?!\[option\]\])")  # a line that opens another table (after the first option)
 _RELEASES_LINE = re.compile(r'^releases = "([^"\\\n]*)"$', re.MULTILINE)
