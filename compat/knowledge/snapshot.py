@@ -216,7 +216,14 @@ def _is_line_entry(entry: Any) -> bool:
 
 
 def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    """Whether `value` is a list of strings (joined in C: a header lists hundreds)."""
+    if not isinstance(value, list):
+        return False
+    try:
+        "".join(value)
+    except TypeError:
+        return False
+    return True
 
 
 def read_header(path: str) -> dict[str, Any]:
@@ -754,12 +761,15 @@ def release_lines(path: str) -> tuple[dict[str, Any], list[tuple[str, bool, Call
                 raise database_error("expected a JSON object with a version string", file=path, line=number)
             entries.append((head[0], head[1], functools.partial(decode_entry, line, path, number, requirements=False)))
     else:
+        bind = functools.partial
         try:
             entries = [
-                (version, yanked is True, _Line(path, start + offset, length, version, yanked is True, number))
+                (version, yanked is True, bind(_read_line, path, start + offset, length, version, yanked is True, number))
                 for number, (version, offset, length, yanked) in enumerate(stated, start=2)
             ]
-        except (TypeError, ValueError):
+            if not all(type(entry[0]) is str for entry in entries):  # each version a dict key, as written
+                raise TypeError
+        except (TypeError, ValueError):  # not a list of lists of four; an offset that is no number
             raise database_error(
                 "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
             ) from None
@@ -788,37 +798,31 @@ def snapshot_release(name: str, path: str, text: str, version: Version, yanked: 
     )
 
 
-class _Line:
-    """A release line of a snapshot, read and decoded when called: one seek."""
-
-    __slots__ = ("path", "offset", "length", "version", "yanked", "number")
-
-    def __init__(self, path: str, offset: Any, length: Any, version: Any, yanked: bool, number: int) -> None:
-        if not (isinstance(offset, int) and isinstance(length, int) and isinstance(version, str)):
-            raise TypeError
-        self.path, self.offset, self.length, self.version, self.yanked, self.number = (
-            path, offset, length, version, yanked, number)
-
-    def __call__(self) -> dict[str, Any]:
-        path, version = self.path, self.version
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read(self.length + 1)  # and the byte after it: the line must end there
-        except (OSError, ValueError, OverflowError) as exc:
-            raise database_error(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
-        ends = len(data) <= self.length or data[-1:] == b"\n"
-        data = data[: self.length]
-        line = data.decode("utf-8", errors="replace")
-        head = _head(line)
-        # A line that starts as its release's should but does not decode is
-        # reported as itself (invalid JSON at its line), not as a stale offset.
-        malformed = head is None and line.startswith(f'{{"version": "{version}"')
-        if not ends or (head != (version, self.yanked) and not malformed):
-            raise database_error(
-                f"the header's offset of {one_line(version, 80)} does not point at its line (run compat db lint)",
-                file=path,
-                line=1,
-                key="lines",
-            )
-        return decode_entry(decode_text(data, path, self.number), path, self.number, requirements=False)
+def _read_line(path: str, offset: Any, length: Any, version: str, yanked: bool, number: int) -> dict[str, Any]:
+    """A release line of a snapshot, read and decoded: one seek. (Bound to
+    its place by functools.partial, one per release: a check lists
+    thousands and reads a few dozen, so nothing is checked before it is read.)"""
+    if type(offset) is not int or type(length) is not int or offset < 0 or length < 0:
+        raise database_error("expected a list of [version, offset, length, yanked] entries", file=path, line=1,
+                            key="lines")
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read(length + 1)  # and the byte after it: the line must end there
+    except (OSError, ValueError, OverflowError) as exc:
+        raise database_error(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
+    ends = len(data) <= length or data[-1:] == b"\n"
+    data = data[:length]
+    line = data.decode("utf-8", errors="replace")
+    head = _head(line)
+    # A line that starts as its release's should but does not decode is
+    # reported as itself (invalid JSON at its line), not as a stale offset.
+    malformed = head is None and line.startswith(f'{{"version": "{version}"')
+    if not ends or (head != (version, yanked) and not malformed):
+        raise database_error(
+            f"the header's offset of {one_line(version, 80)} does not point at its line (run compat db lint)",
+            file=path,
+            line=1,
+            key="lines",
+        )
+    return decode_entry(decode_text(data, path, number), path, number, requirements=False)
