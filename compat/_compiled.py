@@ -2,11 +2,12 @@
 
 The standard library's TOML parser is written in Python; JSON's is in C and
 several times faster. The wheel carries, next to each database file
-``x.toml``, an ``x.toml.json`` holding the same data and a checksum of the
-TOML text it came from; a reader uses it only while that digest still
-matches, so an edited TOML file is never shadowed by a stale rendering. (CRC-32 and length, not a
-cryptographic hash: this guards against staleness, not tampering, and
-importing hashlib would cost more than the rendering saves.)
+``x.toml``, an ``x.toml.json`` holding the same data and the TOML text it
+came from; a reader uses it only while that text is the file's, so an
+edited TOML file is never shadowed by a stale rendering. (The text itself,
+not a checksum of it: a reader has the file's text anyway, comparing two
+strings costs less than hashing one, and the checksum modules load a
+shared library, which a check of a stack paid for on every run.)
 
 A rendering is a cache, never the truth: one that is stale, larger than its
 TOML file could render to, not JSON, or that holds anything TOML cannot
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import zlib
 from typing import Any
 
 SUFFIX = ".json"
@@ -75,18 +75,14 @@ def _is_toml(data: dict[str, Any]) -> bool:
 
 def _limit(text: str) -> int:
     """The largest rendering of `text` worth reading: JSON of TOML is about
-    its size; a much larger file is not a rendering of it."""
-    return 4 * len(text.encode("utf-8")) + 65536
-
-
-def digest(text: str) -> str:
-    raw = text.encode("utf-8")
-    return f"crc32:{zlib.crc32(raw):08x}:{len(raw)}"
+    its size, and the rendering holds the text too; a much larger file is
+    not a rendering of it."""
+    return 6 * len(text.encode("utf-8")) + 65536
 
 
 def render(text: str, data: dict[str, Any]) -> str:
     """The JSON rendering of `data`, parsed from TOML `text`."""
-    return json.dumps({"source": digest(text), "data": _encode(data)}, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps({"source": text, "data": _encode(data)}, ensure_ascii=False, separators=(",", ":"))
 
 
 def read(path: str, text: str) -> dict[str, Any] | None:
@@ -104,7 +100,7 @@ def read(path: str, text: str) -> dict[str, Any] | None:
         rendered = json.loads(raw.decode("utf-8"), object_hook=_decode if dated else None)
     except (OSError, ValueError, RecursionError):  # ValueError: not UTF-8, not JSON, a bad date
         return None
-    if not isinstance(rendered, dict) or rendered.get("source") != digest(text):
+    if not isinstance(rendered, dict) or rendered.get("source") != text:
         return None
     data = rendered.get("data")
     return data if isinstance(data, dict) and (b"null" not in raw or _is_toml(data)) else None
