@@ -434,7 +434,7 @@ def test_a_rendering_that_toml_could_not_have_produced_is_ignored(tmp_path, data
     text = 'a = 1\nd = 2026-10-18\n'
     path.write_text(text)
     rendering = tmp_path / "x.toml.json"
-    rendering.write_text(f'{{"source": "{_compiled.digest(text)}", "data": {data_json}}}')
+    rendering.write_text(f'{{"source": {json.dumps(text)}, "data": {data_json}}}')
     assert _compiled.read(str(path), text) is None
     assert _toml.load(str(path))[0] == tomllib.loads(text)  # the TOML itself is read instead
 
@@ -444,7 +444,7 @@ def test_a_rendering_larger_than_its_toml_could_be_is_not_read(tmp_path):
     text = "a = 1\n"
     path.write_text(text)
     padding = " " * (5 * 65536)
-    (tmp_path / "x.toml.json").write_text(f'{{"source": "{_compiled.digest(text)}", "data": {{"a": 1}}{padding}}}')
+    (tmp_path / "x.toml.json").write_text(f'{{"source": {json.dumps(text)}, "data": {{"a": 1}}{padding}}}')
     assert _compiled.read(str(path), text) is None
 
 
