@@ -196,11 +196,9 @@ def test_a_stack_given_as_a_mapping_has_no_lines():
 
 
 def test_a_package_from_a_requirements_file_points_at_its_line(broken):
-    from dataclasses import replace
-
     from compat.sources.stack import Place
 
-    merged = replace(broken, stack=replace(broken.stack, places={"vllm": Place("requirements.txt", 2)}))
+    merged = broken.replace(stack=broken.stack.replace(places={"vllm": Place("requirements.txt", 2)}))
     location = merged.location(merged.errors[0])
     assert (location.file, location.line, location.key_text) == ("requirements.txt", 2, "[packages] vllm")
 

@@ -90,3 +90,24 @@ def test_a_record_refuses_the_bodies_a_named_tuple_refuses():
             a: int
 
             def _replace(self) -> None: ...
+
+
+def test_a_stack_and_a_report_copy_compare_and_show_as_dataclasses_did():
+    from packaging.version import Version
+
+    from compat.engine.findings import Report
+    from compat.sources.stack import Hardware, Stack, System
+
+    stack = Stack(System(python=Version("3.12")), text="[system]\n")
+    assert stack.hardware == Hardware() and stack.packages == {} and stack.packages is not Stack(stack.system).packages
+    moved = stack.replace(name="x")
+    assert (moved.name, moved.system, moved.text, stack.name) == ("x", stack.system, stack.text, None)
+    assert moved != stack and moved.replace(name=None) == stack == stack.replace(text=None)  # the text aside
+    assert "text=" not in repr(stack) and repr(stack).startswith("Stack(system=System(")
+    with pytest.raises(TypeError, match="no field 'nmae'"):
+        stack.replace(nmae="x")
+    report = Report(stack, [], {})
+    assert report.resolved == {} and report.suggestions == [] and report.replace(strict=True).strict
+    assert report.replace(strict=False) == report and report.replace(stack=moved) != report
+    with pytest.raises(TypeError):
+        hash(stack)

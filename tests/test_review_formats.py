@@ -3,7 +3,6 @@ as written, never read as markup or as a workflow command."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 
@@ -37,7 +36,7 @@ def report(tmp_path_factory, db):
     path = tmp_path_factory.mktemp("odd") / "stack.toml"
     path.write_text(STACK, encoding="utf-8")
     checked = check_stack(load_stack(str(path), db), db, suggest_fixes=False)
-    return dataclasses.replace(checked, findings=[FINDING])
+    return checked.replace(findings=[FINDING])
 
 
 def test_sarif_help_markdown_escapes_the_rule_text(report):

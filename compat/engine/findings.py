@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -133,18 +132,53 @@ class Finding(Record):
         return data
 
 
-@dataclass
-class Report:
-    """The result of checking one stack."""
+_REPORT_FIELDS = ("stack", "findings", "packages", "resolved", "strict", "resolution_ok", "explanation", "suggestions")
 
-    stack: Stack
-    findings: list[Finding]
-    packages: dict[str, str]
-    resolved: dict[str, str] = field(default_factory=dict)
-    strict: bool = False
-    resolution_ok: bool = True
-    explanation: Any = None  # an explain.Derivation when the stack cannot be resolved
-    suggestions: list[Any] = field(default_factory=list)  # suggest.Suggestion, smallest first
+
+class Report:
+    """The result of checking one stack.
+
+    (Its fields as a dataclass would have them, `replace` as
+    dataclasses.replace: making a dataclass's methods at import cost a
+    check more than the rest of this module.)
+    """
+
+    def __init__(
+        self,
+        stack: Stack,
+        findings: list[Finding],
+        packages: dict[str, str],
+        resolved: dict[str, str] | None = None,
+        strict: bool = False,
+        resolution_ok: bool = True,
+        explanation: Any = None,  # an explain.Derivation when the stack cannot be resolved
+        suggestions: list[Any] | None = None,  # suggest.Suggestion, smallest first
+    ) -> None:
+        self.stack = stack
+        self.findings = findings
+        self.packages = packages
+        self.resolved = {} if resolved is None else resolved
+        self.strict = strict
+        self.resolution_ok = resolution_ok
+        self.explanation = explanation
+        self.suggestions = [] if suggestions is None else suggestions
+
+    def replace(self, **changes: Any) -> Report:
+        """A copy with `changes` (field names) made."""
+        unknown = set(changes) - set(_REPORT_FIELDS)
+        if unknown:
+            raise TypeError(f"Report has no field {sorted(unknown)[0]!r}")
+        return Report(**{**{f: getattr(self, f) for f in _REPORT_FIELDS}, **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Report:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _REPORT_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Report({', '.join(f'{f}={getattr(self, f)!r}' for f in _REPORT_FIELDS)})"
 
     @property
     def active(self) -> list[Finding]:

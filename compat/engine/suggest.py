@@ -592,7 +592,7 @@ class _Search:
             else:
                 changed = state.stack.system._replace(cuda=value)
                 distance = 1
-            stack = dataclasses.replace(state.stack, system=changed)
+            stack = state.stack.replace(system=changed)
             if not self.packages_fit(stack, state):
                 continue
             shown = system.driver_written if axis.kind == "driver" and system.driver_written else current
@@ -604,7 +604,7 @@ class _Search:
         """The platform an error asks for (the host a GPU comes with)."""
         system = state.stack.system
         for platform in dict.fromkeys(p for p in map(_platform_asked, self.errors) if p and p != system.platform):
-            stack = dataclasses.replace(state.stack, system=system._replace(platform=platform))
+            stack = state.stack.replace(system=system._replace(platform=platform))
             if self.packages_fit(stack, state):
                 yield state.then(axis, platform, Change("platform", system.platform, platform, "change", "platform"), 1,
                                  stack=stack)
@@ -637,7 +637,7 @@ class _Search:
         for index in sorted(fitting, key=lambda i: (fitting[i] is None or cuda is None,
                                                      abs(fitting[i].minor - cuda.minor) + 10 * abs(fitting[i].major - cuda.major)
                                                      if fitting[i] is not None and cuda is not None else 0, i)):
-            stack = dataclasses.replace(state.stack, system=system._replace(index=index))
+            stack = state.stack.replace(system=system._replace(index=index))
             if not self.packages_fit(stack, state):
                 continue
             yield state.then(axis, index, Change("index", system.index, index, "change", "index"), 1, stack=stack)
@@ -667,7 +667,7 @@ class _Search:
             flags = {k: v for k, v in given.items() if k != axis.flag}
             if value:
                 flags[axis.flag] = value
-            stack = dataclasses.replace(state.stack, options={**state.stack.options, axis.name: flags})
+            stack = state.stack.replace(options={**state.stack.options, axis.name: flags})
             change = Change(axis.label(), old, value, "change", "option")
             yield state.then(axis, value, change, 1, stack=stack)
 
@@ -689,13 +689,13 @@ class _Search:
             packages = dict(state.stack.packages)
             packages[name] = spec._replace(written=str(old), build=None)
             yield state.then(axis, f"{old} unlabelled", change, 1,
-                             stack=dataclasses.replace(state.stack, packages=packages), value=old)
+                             stack=state.stack.replace(packages=packages), value=old)
         provider = self.provider(state.stack)
         versions = provider.known_versions(name, SpecifierSet(), [spec.specifier])
         bounds = self.applicable(axis, state)
         probe = state  # what a candidate is fitted against: without the label, when that is what fails
         if unlabel:
-            probe = _State(dataclasses.replace(state.stack, packages={**state.stack.packages,
+            probe = _State(state.stack.replace(packages={**state.stack.packages,
                                                                       name: spec._replace(build=None)}),
                            state.values, state.changes, state.chosen, state.distance)
         fitting = (v for v in self.ordered(versions, old) if not spec.specifier.contains(v, prereleases=True)
@@ -710,7 +710,7 @@ class _Search:
             packages = dict(state.stack.packages)
             packages[name] = PackageSpec(name, SpecifierSet(f"=={version}"), spec.extras, spec.external,
                                          str(version), build)
-            stack = dataclasses.replace(state.stack, packages=packages)
+            stack = state.stack.replace(packages=packages)
             # a plan ranks the newest release that fits first; a suggestion, the nearest
             distance = len(taken) - 1 if self.newest else _index_distance(self.db, name, old, version)
             yield state.then(axis, str(version), change, distance, stack=stack, value=version)
@@ -755,7 +755,7 @@ class _Search:
         packages = dict(state.stack.packages)
         specifier = SpecifierSet(f"=={value}") if isinstance(value, Version) else value
         packages[axis.name] = PackageSpec(axis.name, specifier, spec.extras, spec.external, written)
-        yield state.then(axis, written, change, 1, stack=dataclasses.replace(state.stack, packages=packages),
+        yield state.then(axis, written, change, 1, stack=state.stack.replace(packages=packages),
                          value=value)
 
     # -- what fits ---------------------------------------------------------------------

@@ -16,7 +16,6 @@ without breaking anything else, and what blocks the newest of all.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 from collections.abc import Iterable
@@ -172,10 +171,10 @@ def _apply(stack: Stack, attempt: tuple[tuple[Target, Version], ...]) -> Stack:
         elif target.name == "driver":
             system = system._replace(driver=version, driver_written=str(version))
         elif target.name in packages:
-            packages = _pin(dataclasses.replace(stack, packages=packages), target.name, version).packages
+            packages = _pin(stack.replace(packages=packages), target.name, version).packages
         else:
             packages[target.name] = PackageSpec(target.name, SpecifierSet(f"=={version}"), written=str(version))
-    return dataclasses.replace(stack, system=system, packages=packages)
+    return stack.replace(system=system, packages=packages)
 
 
 def _requested(attempt: tuple[tuple[Target, Version], ...]) -> dict[str, str]:
@@ -462,4 +461,4 @@ def _outdated(stack: Stack, db: Database, name: str, report: Report, provider: S
 def _pin(stack: Stack, name: str, version: Version) -> Stack:
     spec = stack.packages[name]
     packages = {**stack.packages, name: spec._replace(specifier=SpecifierSet(f"=={version}"), written=str(version))}
-    return dataclasses.replace(stack, packages=packages)
+    return stack.replace(packages=packages)

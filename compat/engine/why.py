@@ -15,7 +15,6 @@ check adds are what stopped it.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -346,7 +345,7 @@ def _pinned(stack: Stack, name: str, version: Version) -> Stack:
     spec = stack.packages.get(name)
     entry = spec._replace(specifier=pin, written=str(version)) if spec is not None else \
         PackageSpec(name, pin, written=str(version))
-    return dataclasses.replace(stack, packages={**stack.packages, name: entry})
+    return stack.replace(packages={**stack.packages, name: entry})
 
 
 # -- the machine ----------------------------------------------------------------------------------

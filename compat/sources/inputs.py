@@ -27,7 +27,6 @@ not, is judged against its own metadata by the environment check
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from collections.abc import Mapping
@@ -191,7 +190,7 @@ class _Merger:
         tables["packages"] = {g.key: written[g.key] if g.origin == "stack" else _value(g) for g in merged.values()}
         places.update({("packages", g.key): g.place for g in merged.values() if g.origin != "stack"})
         stack = stack_from_tables(tables, self.db, file=shown, text=text, path=path or shown, places=places)
-        return dataclasses.replace(stack, places={n: g.place for n, g in merged.items()},
+        return stack.replace(places={n: g.place for n, g in merged.items()},
                                    environment=self.environment)
 
     def _first_input(self) -> str:

@@ -12,7 +12,6 @@ import functools
 import os
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from packaging.markers import default_environment
@@ -167,32 +166,105 @@ class Model(Record):
     multimodal: bool | None = None
 
 
-@dataclass
+_STACK_FIELDS = ("system", "hardware", "packages", "options", "model", "env", "ignore", "strict", "require_known",
+                 "name", "description", "path", "text", "untracked", "unknown_options", "catalog_model", "places",
+                 "environment", "overlay")
+
+
 class Stack:
-    """A deployment: the machine it runs on and the software it runs."""
+    """A deployment: the machine it runs on and the software it runs.
+
+    Its fields are what `load_stack` read; `replace` returns a copy with
+    some of them changed (as dataclasses.replace would: this was a
+    dataclass, and making a dataclass's methods at import cost a check
+    more than the rest of this module). Two stacks are equal when every
+    field but `text` is.
+    """
 
     system: System
-    hardware: Hardware = field(default_factory=Hardware)
-    packages: dict[str, PackageSpec] = field(default_factory=dict)
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    model: Model = field(default_factory=Model)
-    env: dict[str, str] = field(default_factory=dict)
-    ignore: tuple[str, ...] = ()
-    strict: bool = False
-    require_known: bool = False
-    name: str | None = None
-    description: str | None = None
-    path: str | None = None
+    hardware: Hardware
+    packages: dict[str, PackageSpec]
+    options: dict[str, dict[str, Any]]
+    model: Model
+    env: dict[str, str]
+    ignore: tuple[str, ...]
+    strict: bool
+    require_known: bool
+    name: str | None
+    description: str | None
+    path: str | None
     # the text the stack was read from: reports locate each finding on its line (compat.engine.findings.locate)
-    text: str | None = field(default=None, repr=False, compare=False)
-    untracked: tuple[str, ...] = ()
-    unknown_options: tuple[tuple[str, str], ...] = ()
-    catalog_model: ModelEntry | None = None  # the model catalog's entry for [model] name / repo
+    text: str | None
+    untracked: tuple[str, ...]
+    unknown_options: tuple[tuple[str, str], ...]
+    catalog_model: ModelEntry | None  # the model catalog's entry for [model] name / repo
     # a stack merged from several inputs (sources/inputs.py): where each package was given, and the
     # installed environment it was read from (compat check --env), whose own metadata is checked too
-    places: dict[str, Place] = field(default_factory=dict)
-    environment: Environment | None = None
-    overlay: str | None = None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
+    places: dict[str, Place]
+    environment: Environment | None
+    overlay: str | None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
+
+    def __init__(
+        self,
+        system: System,
+        hardware: Hardware | None = None,
+        packages: dict[str, PackageSpec] | None = None,
+        options: dict[str, dict[str, Any]] | None = None,
+        model: Model | None = None,
+        env: dict[str, str] | None = None,
+        ignore: tuple[str, ...] = (),
+        strict: bool = False,
+        require_known: bool = False,
+        name: str | None = None,
+        description: str | None = None,
+        path: str | None = None,
+        text: str | None = None,
+        untracked: tuple[str, ...] = (),
+        unknown_options: tuple[tuple[str, str], ...] = (),
+        catalog_model: ModelEntry | None = None,
+        places: dict[str, Place] | None = None,
+        environment: Environment | None = None,
+        overlay: str | None = None,
+    ) -> None:
+        self.system = system
+        self.hardware = Hardware() if hardware is None else hardware
+        self.packages = {} if packages is None else packages
+        self.options = {} if options is None else options
+        self.model = Model() if model is None else model
+        self.env = {} if env is None else env
+        self.ignore = ignore
+        self.strict = strict
+        self.require_known = require_known
+        self.name = name
+        self.description = description
+        self.path = path
+        self.text = text
+        self.untracked = untracked
+        self.unknown_options = unknown_options
+        self.catalog_model = catalog_model
+        self.places = {} if places is None else places
+        self.environment = environment
+        self.overlay = overlay
+
+    def replace(self, **changes: Any) -> Stack:
+        """A copy with `changes` (field names) made."""
+        unknown = set(changes) - set(_STACK_FIELDS)
+        if unknown:
+            raise TypeError(f"Stack has no field {sorted(unknown)[0]!r}")
+        return Stack(**{**{f: getattr(self, f) for f in _STACK_FIELDS}, **changes})
+
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in _STACK_FIELDS if f != "text")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Stack:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable fields, as a dataclass's
+
+    def __repr__(self) -> str:
+        return f"Stack({', '.join(f'{f}={getattr(self, f)!r}' for f in _STACK_FIELDS if f != 'text')})"
 
 
 class Place(Record):
