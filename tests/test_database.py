@@ -188,3 +188,16 @@ def test_check_reuses_the_bundled_database(monkeypatch):
 
     monkeypatch.setattr(Database, "load", no_reload)
     assert compat.check(stack).ok
+
+
+def test_the_releases_a_resolution_lists_are_those_is_yanked_keeps():
+    """newest_unyanked takes one pass over a release list: it agrees with
+    is_yanked release by release (curated statuses and made releases too)."""
+    from compat.knowledge.database import is_yanked, newest_unyanked
+
+    db = Database.load()
+    for name in ("vllm", "torch", "transformers", "comfyui", "sglang", "numpy", "flashinfer-python"):
+        component = db.component(name)
+        if component.releases:
+            component.release(component.newest_first()[-1])  # one made before the list
+        assert newest_unyanked(component) == [v for v in component.newest_first() if not is_yanked(component, v)]

@@ -25,7 +25,7 @@ from .._record import Record
 from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
-from ..knowledge.database import Database, is_yanked, meets
+from ..knowledge.database import Database, meets, newest_unyanked
 from ..knowledge.model import Build, Release, Rule
 from ..sources.stack import Stack
 from .builds import Platform, Problem, WheelFit, judge_build, select_build, wheel_fit
@@ -713,7 +713,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return []
         unyanked = self._unyanked.get(name)
         if unyanked is None:
-            unyanked = self._unyanked[name] = [v for v in component.newest_first() if not is_yanked(component, v)]
+            unyanked = self._unyanked[name] = newest_unyanked(component)
         return [v for v in unyanked if specifier.contains(v, prereleases=True)] if specifier else list(unyanked)
 
     @staticmethod

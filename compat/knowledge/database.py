@@ -422,6 +422,20 @@ class Releases(MutableMapping[Version, Release]):
             return curated.is_yanked  # its status wins (`_overlay`)
         return self._lines[text][1]  # type: ignore[index]
 
+    def yanked(self) -> set[Version]:
+        """Every yanked release, as `is_yanked` tells each (one pass over the
+        list, for a resolution that lists every release: a release made and
+        a curated status win over a line's mark)."""
+        every = self._every()
+        lines = self._lines
+        out = {version for version, text in every.items() if text is not None and lines[text][1]}
+        for version, curated in self._curated.items():
+            if every.get(version) is None or curated.status != "release":
+                (out.add if curated.is_yanked else out.discard)(version)
+        for version, made in self._made.items():
+            (out.add if made.is_yanked else out.discard)(version)
+        return out
+
     def __getitem__(self, version: Version) -> Release:
         found, text = self._text(version)
         if not found:
@@ -454,6 +468,15 @@ class Releases(MutableMapping[Version, Release]):
 
     def __repr__(self) -> str:
         return f"Releases({self._package!r}, {len(self._lines)} in the snapshot, {len(self._made)} made)"
+
+
+def newest_unyanked(component: Component) -> list[Version]:
+    """The component's releases, newest first, without the yanked ones."""
+    releases = component.releases
+    if isinstance(releases, Releases):
+        yanked = releases.yanked()
+        return [v for v in component.newest_first() if v not in yanked]
+    return [v for v in component.newest_first() if not releases[v].is_yanked]
 
 
 def is_yanked(component: Component, version: Version) -> bool:

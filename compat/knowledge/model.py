@@ -257,7 +257,7 @@ class Release:
         for index, text in enumerate(self.requires_dist):
             if "extra" in text:
                 named = _EXTRA.findall(text)
-                if named and not any(canonicalize_name(e) in extras for e in named):
+                if named and (not extras or not any(canonicalize_name(e) in extras for e in named)):
                     continue
             head = _NAME.match(text)
             name = canonicalize_name(head.group(0).strip()) if head is not None else ""
