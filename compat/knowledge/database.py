@@ -363,8 +363,13 @@ class Releases(MutableMapping[Version, Release]):
             every: dict[Version, str | None] = dict.fromkeys(self._curated)
             seen: dict[Version, int] = {}
             for text, (number, _, _) in self._lines.items():
-                version = _release_version(text, self._path, number, seen)
-                seen[version] = number
+                try:
+                    version = parse_version(text)
+                except ValueError:
+                    version = _release_version(text, self._path, number, seen)  # raises what is wrong with it
+                first = seen.setdefault(version, number)  # (one hash of the version for each dict: hundreds here)
+                if first != number:
+                    _release_version(text, self._path, number, seen)  # raises: listed twice
                 every[version] = text
             self._all = every
         return self._all
