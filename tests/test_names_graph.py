@@ -111,3 +111,18 @@ def test_why_lists_the_requirers_that_need_the_target_through_an_extra():
 
     report = compat.why("huggingface-hub")
     assert any(c.component == "sentry-sdk" and "extra" in c.conditions + c.requirement for c in report.constraints)
+
+
+def test_the_walk_written_in_the_graph_answers_as_a_walk_would():
+    """`reach` (the nodes that reach a tracked package, walked by db sync)
+    answers a check whose packages it holds; one naming another package
+    walks the graph: both give what the walk gives."""
+    from .conftest import ROOT
+
+    written = json.loads((ROOT / "data" / "metadata" / "_graph.json").read_text())
+    walked = {k: v for k, v in written.items() if k != "reach"}
+    assert written["reach"] and set(written["tracked"]) <= set(written["reach"])
+    names = sorted(written["packages"])
+    for named in ({"vllm", "torch", "transformers"}, {"sglang"}, set(), {"numpy", "vllm"}, {"requests"},
+                  set(names[::37]), {"no-such-package"}):
+        assert relevant(written, named) == relevant(walked, named), named

@@ -78,13 +78,16 @@ def build_graph(metadata_dir: str) -> dict[str, Any]:
         for target in targets:
             if target != node:
                 required_by.setdefault(target, set()).add(node)
-    return {
+    graph: dict[str, Any] = {
         "schema": SCHEMA,
         "packages": sorted(packages),
         "tracked": sorted(tracked),
         # each node's requirers as one string: JSON decodes one string faster than a list of them
         "required_by": {k: " ".join(sorted(v)) for k, v in sorted(required_by.items())},
     }
+    # what a check of tracked packages resolves, walked once here rather than by every check
+    graph["reach"] = sorted(_reaching(graph, set(tracked)))
+    return graph
 
 
 def requirers(graph: dict[str, Any], node: str) -> list[str]:
@@ -199,19 +202,43 @@ def read_graph(metadata_dir: str) -> dict[str, Any] | None:
         or not isinstance(data.get("required_by"), dict)
         or not all(_names(v) for v in (data["packages"], data["tracked"]))
         or not all(isinstance(v, str) or _names(v) for v in data["required_by"].values())
+        or not _names(data.get("reach", []))
     ):
-        raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}}', file=path)
+        raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}, reach: [...]}',
+                             file=path)
     return data
 
 
 def _names(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+    """Whether `value` is a list of strings (joined in C: the lists are long)."""
+    if not isinstance(value, list):
+        return False
+    try:
+        "".join(value)
+    except TypeError:
+        return False
+    return True
 
 
 def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
     """The packages whose requirements can reach a tracked package or one of
-    `named` (those included): the ones a check must resolve."""
-    targets = set(graph["tracked"]) | set(named)
+    `named` (those included): the ones a check must resolve.
+
+    The graph file holds the nodes that reach a tracked package (``reach``,
+    written by `build_graph`): when it holds each of `named` too, they are
+    the answer (a node that reaches a tracked package adds none that does
+    not), and the graph is not walked."""
+    named = set(named)
+    reach = graph.get("reach")
+    if isinstance(reach, list):
+        known = set(reach)
+        if named <= known:
+            return {node.split("[", 1)[0] for node in known}
+    return {node.split("[", 1)[0] for node in _reaching(graph, set(graph["tracked"]) | named)}
+
+
+def _reaching(graph: dict[str, Any], targets: set[str]) -> set[str]:
+    """The nodes whose requirements can reach one of `targets` (those included)."""
     extras: dict[str, list[str]] = {}  # package -> its extra nodes someone requires: requiring p[x] installs p
     for node in graph["required_by"]:
         if "[" in node:
@@ -231,4 +258,4 @@ def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
             if requirer not in found:
                 found.add(requirer)
                 pending.append(requirer)
-    return {node.split("[", 1)[0] for node in found}
+    return found
