@@ -25,7 +25,7 @@ from ..knowledge.layers import STALE_DAYS, cites_local, current_date, is_local, 
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..sources.stack import PackageSpec, Stack
 from ..errors import CompatError
-from .builds import Selected, WheelFit, judge_build, select_build
+from .builds import Selected, WheelFit, judge_build
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
@@ -990,7 +990,7 @@ class _Checker:
                 self.db.metadata_source(release, "wheel tags"),
                 found=", ".join(fit.platforms),
             )
-        selected, problem = select_build(component, release, self.stack.packages.get(name), self.stack, self.db)
+        selected, problem = self.provider.select_build(component, release)
         if problem is not None:
             said = self.db.cuda.label(self.stack.system.index)
             target = said[0] if said is not None else self.stack.hardware.accelerator  # what the build must run on

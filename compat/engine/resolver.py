@@ -26,9 +26,9 @@ from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database, meets, newest_unyanked
-from ..knowledge.model import Build, Release, Rule
+from ..knowledge.model import Build, Component, Release, Rule
 from ..sources.stack import Stack
-from .builds import Platform, Problem, WheelFit, judge_build, select_build, wheel_fit
+from .builds import Platform, Problem, Selected, WheelFit, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
 
 __all__ = ["Need", "Candidate", "Gap", "Resolution", "RoundBudget", "resolve", "DEFAULT_MAX_ROUNDS"]
@@ -285,6 +285,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         # releases an installer could take but whose build cannot run here: (build, the first error)
         self.passed_over: dict[tuple[str, Version], tuple[Build, Problem]] = {}
         self._wheel_fits: dict[tuple[str, Version], WheelFit] = {}
+        self._selected: dict[tuple[str, Version], tuple[Selected | None, str | None]] = {}
         # releases left out because they require something else than a pin of the stack: (release, that need)
         self.pruned: dict[tuple[str, Version], tuple[Release, Need]] = {}
         # id(specifier) -> (the specifier, whether it pins / names a pre-release): see _remembered
@@ -608,9 +609,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             fits = fits and self.wheel_fit(release).installable is not False
             component = self.db.component(release.package)
             if fits and component is not None:
-                selected, _ = select_build(
-                    component, release, self.stack.packages.get(release.package), self.stack, self.db
-                )
+                selected, _ = self.select_build(component, release)
                 if selected is not None:
                     errors = [p for p in judge_build(selected.build, self.stack, self.db) if p.severity == "error"]
                     if errors:  # pip and uv would take it (they know nothing of GPUs): the check says so
@@ -618,6 +617,16 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                     fits = not errors
             self._fits[key] = fits
         return fits
+
+    def select_build(self, component: Component, release: Release) -> tuple[Selected | None, str | None]:
+        """The build of `release` the stack installs (builds.select_build),
+        once per release: the resolver and the check both ask."""
+        key = (release.package, release.version)
+        found = self._selected.get(key)
+        if found is None:
+            found = self._selected[key] = select_build(
+                component, release, self.stack.packages.get(release.package), self.stack, self.db)
+        return found
 
     def wheel_fit(self, release: Release) -> WheelFit:
         """How the release's wheels fit the stack's interpreter and platform
