@@ -5,8 +5,8 @@ largest part of compat's own import time: typing.NamedTuple compiles each
 field's annotation into a ForwardRef (every annotation in compat is a
 string: ``from __future__ import annotations``), and collections.namedtuple
 compiles a ``__new__`` for each class. `Record` makes the same class from
-the same body with neither compile: a ``__new__`` is compiled once for each
-number of fields, and each class takes a copy of that code with its own
+the same body with neither compile: the ``__new__`` of each number of fields
+is written out below, and each class takes a copy of its code with its own
 field names for the parameters (so that keywords, defaults and the errors
 for a missing argument are namedtuple's). Annotations stay as written.
 Type checkers see typing.NamedTuple itself.
@@ -43,17 +43,41 @@ else:
     _PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults",
                              "_make", "_replace", "_asdict", "_source"})
     _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__qualname__"})
-    _NEW: dict[int, types.CodeType] = {}  # number of fields -> the code of a __new__ taking that many
+    _tuple_new = tuple.__new__
+    # The __new__ of a record of 0, 1, 2... fields, written out rather than
+    # compiled at import (compiling one cost more than making the class).
+    _NEW: list[Any] = [
+        lambda _cls: _tuple_new(_cls, ()),
+        lambda _cls, f0: _tuple_new(_cls, (f0,)),
+        lambda _cls, f0, f1: _tuple_new(_cls, (f0, f1)),
+        lambda _cls, f0, f1, f2: _tuple_new(_cls, (f0, f1, f2)),
+        lambda _cls, f0, f1, f2, f3: _tuple_new(_cls, (f0, f1, f2, f3)),
+        lambda _cls, f0, f1, f2, f3, f4: _tuple_new(_cls, (f0, f1, f2, f3, f4)),
+        lambda _cls, f0, f1, f2, f3, f4, f5: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18)),
+        lambda _cls, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19: _tuple_new(_cls, (f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19)),
+    ]
 
     def _new(qualname: str, fields: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
-        code = _NEW.get(len(fields))
-        if code is None:
+        if len(fields) >= len(_NEW):  # a longer record than any here: compiled
             names = ", ".join(f"f{i}" for i in range(len(fields)))
-            built = eval(f"lambda _cls, {names}: _tuple_new(_cls, ({names}{',' if len(fields) == 1 else ''}))",
-                         {"_tuple_new": tuple.__new__, "__builtins__": {}})
-            code = _NEW[len(fields)] = built.__code__
+            code = eval(f"lambda _cls, {names}: _tuple_new(_cls, ({names},))", {"_tuple_new": _tuple_new}).__code__
+        else:
+            code = _NEW[len(fields)].__code__
         new = types.FunctionType(code.replace(co_varnames=("_cls", *fields), co_name="__new__"),
-                                 {"_tuple_new": tuple.__new__, "__builtins__": {}}, "__new__", defaults or None)
+                                 {"_tuple_new": _tuple_new, "__builtins__": {}}, "__new__", defaults or None)
         new.__qualname__ = f"{qualname}.__new__"
         return new
 

@@ -111,3 +111,10 @@ def test_a_stack_and_a_report_copy_compare_and_show_as_dataclasses_did():
     assert report.replace(strict=False) == report and report.replace(stack=moved) != report
     with pytest.raises(TypeError):
         hash(stack)
+
+
+def test_a_record_longer_than_the_written_out_constructors():
+    namespace = {"__annotations__": {f"f{i}": "int" for i in range(25)}, "f24": 0}
+    Long = type(Record)("Long", (Record,), {"__module__": __name__, "__qualname__": "Long", **namespace})
+    long = Long(*range(24))
+    assert long == (*range(24), 0) and long.f23 == 23 and Long._fields[-1] == "f24"
