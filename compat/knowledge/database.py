@@ -312,7 +312,7 @@ class Database:
     def _read_component(self, name: str) -> Component:
         curated_path = os.path.join(self.constraints_dir, f"{name}.toml")
         snapshot_path = self.snapshot_path(name)
-        if os.path.exists(curated_path):
+        if name in Database.curated(self):  # listed once: most components have no curated file
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
