@@ -122,12 +122,12 @@ HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanke
 RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "requires_dist", "wheels")
 WHEEL_KEYS = ("file", "url", "sha256", "size")
 _PROJECT = re.compile(r"[A-Za-z0-9]+(?:[._-]+[A-Za-z0-9]+)*\Z")  # PEP 508 (written so as to be linear)
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+_DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"  # a pattern compiled by re on first use (as _WHEEL_NAME, _SHA256): a check never uses it
 _UPLOADED = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ][0-9:.]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\Z")
 _INTERPRETERS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _TAG_SET = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")
-_WHEEL_NAME = re.compile(r"[\w.]+\Z")  # PEP 427's escaped project name, as packaging reads it
-_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+_WHEEL_NAME = r"[\w.]+\Z"  # PEP 427's escaped project name, as packaging reads it
+_SHA256 = r"[0-9a-f]{64}\Z"
 # A compressed tag set (cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64)
 # stands for the product of its parts; the bundled snapshots' largest is 8.
 # A reader expands it, so a hostile one must not stand for millions.
@@ -180,7 +180,7 @@ def _header(line: str, file: str, *, full: bool = True) -> dict[str, Any]:
             raise database_error("expected a non-empty string", file=file, line=1, key=key)
     if not _PROJECT.match(header["name"]):
         raise database_error(f"expected a project name, got {header['name'][:80]!r}", file=file, line=1, key="name")
-    if full and not _DATE.match(header["taken"]):
+    if full and not re.match(_DATE, header["taken"]):
         raise database_error(f"expected a date such as 2026-12-03, got {one_line(repr(header['taken']), 80)}",
                             file=file, line=1, key="taken")
     if not isinstance(header.get("tracked", False), bool):
@@ -456,7 +456,7 @@ def _wheel_file(file: str) -> tuple[str, Version] | str:
 
 @functools.lru_cache(maxsize=1024)  # every wheel of a release has the same two
 def _wheel_release(name: str, version: str) -> tuple[str, Version] | str:
-    if "__" in name or not _WHEEL_NAME.match(name):
+    if "__" in name or not re.match(_WHEEL_NAME, name):
         return "not a wheel's file name (its project name)"
     try:
         return normalize(name), Version(version)
@@ -484,7 +484,7 @@ def wheel_problem(record: Any, project: str, version: Version | None) -> tuple[s
     url = record.get("url")
     if not isinstance(url, str) or not url.startswith(("https://", "http://")) or not url.isprintable():
         return "url", "expected an https:// (or http://) URL"
-    if not isinstance(record.get("sha256"), str) or not _SHA256.match(record["sha256"]):
+    if not isinstance(record.get("sha256"), str) or not re.match(_SHA256, record["sha256"]):
         return "sha256", "expected 64 lower-case hexadecimal digits"
     size = record.get("size")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
