@@ -108,6 +108,15 @@ def test_the_console_script_on_a_closed_pipe():
     assert writer.returncode == 141 and b"Traceback" not in writer.stderr, writer.stderr
 
 
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+def test_a_process_started_without_an_output_stream_ends_as_it_would_with_one(closed):
+    """Python gives such a process sys.stdout (or sys.stderr) None: nothing to flush, and no traceback."""
+    result = subprocess.run([sys.executable, "-m", "compat", "check", str(EXAMPLES / "h200-vllm.toml")],
+                            capture_output=closed == 1, preexec_fn=lambda: os.close(closed))
+    assert result.returncode == 0, result
+    assert b"Traceback" not in (result.stderr or b"")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_output_that_cannot_be_written_is_not_a_success():
     """A full disk under a redirection: the report is not whole, and the code says so."""

@@ -78,6 +78,15 @@ def _fail(error: CompatError | str) -> NoReturn:
     sys.exit(EXIT_INPUT)
 
 
+def _isatty(stream: Any) -> bool:
+    """Whether `stream` is a terminal: not one the process was started
+    without (Python gives it None) nor one that is closed."""
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (ValueError, OSError):
+        return False
+
+
 def _use_color(stream_isatty: bool) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
@@ -223,9 +232,11 @@ def run() -> NoReturn:
 
 
 def _end(code: int) -> NoReturn:
-    """Flush standard output and error, and end the process with `code`."""
+    """Flush standard output and error, and end the process with `code`
+    (a stream the process was started without is None: nothing to flush)."""
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (| head), as main says it
         _quiet_stdout()
         code = 141
@@ -233,7 +244,8 @@ def _end(code: int) -> NoReturn:
         click.echo(f"compat: error: cannot write standard output ({getattr(exc, 'strerror', None) or exc})", err=True)
         code = EXIT_INPUT
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
     except (OSError, ValueError):
         pass
     os._exit(code)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, EXIT_INCOMPLETE, Seconds, _db_option, _echo, _fail, cli
+from . import EXIT_FINDINGS, EXIT_INCOMPLETE, Seconds, _db_option, _echo, _fail, _isatty, cli
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -198,7 +198,7 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
             plan.since = since.date()
         client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries,
                              allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline)
-        progress = _progress if sys.stderr.isatty() else None
+        progress = _progress if _isatty(sys.stderr) else None
         target = database.metadata_dir if db_path else sync_folder()  # no --db: the user data folder (layers.py)
         result = run_sync(plan, target, client, workers=workers, progress=progress, allow_removal=allow_removal,
                           previous=database.snapshot_path)

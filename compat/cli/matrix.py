@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, Seconds, _db_option, _echo, _fail, cli
+from . import EXIT_FINDINGS, Seconds, _db_option, _echo, _fail, _isatty, cli
 
 
 @cli.command()
@@ -95,7 +95,7 @@ def _table_axes(names: tuple[str, ...], rows: str | None, columns: str | None) -
 @contextmanager
 def _progress(cells: int) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on standard error when it is a terminal; nothing otherwise."""
-    if not sys.stderr.isatty():
+    if not _isatty(sys.stderr):
         yield None
         return
     with click.progressbar(length=cells, label="compat matrix", file=sys.stderr) as bar:

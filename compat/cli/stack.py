@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, _db_option, _deliver, _echo, _fail, _use_color, cli
+from . import EXIT_FINDINGS, _db_option, _deliver, _echo, _fail, _isatty, _use_color, cli
 
 if TYPE_CHECKING:
     from ..engine.findings import Report
@@ -133,7 +133,7 @@ def _show(report: Report, fmt: str, quiet: bool, min_severity: str) -> None:
     text and markdown reports drop the rest, the others show errors alone."""
     module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
     if fmt in ("text", "markdown"):
-        color = fmt == "text" and _use_color(sys.stdout.isatty())
+        color = fmt == "text" and _use_color(_isatty(sys.stdout))
         options = {"color": color} if fmt == "text" else {}
         _echo(module.render(report, quiet=quiet, min_severity=min_severity, **options), nl=False, color=color)
     else:
@@ -185,7 +185,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
             from ..formats.text import render as render_text
 
             assert resolution.report is not None
-            click.echo(render_text(resolution.report, color=_use_color(sys.stderr.isatty())), err=True, nl=False)
+            click.echo(render_text(resolution.report, color=_use_color(_isatty(sys.stderr))), err=True, nl=False)
             sys.exit(EXIT_FINDINGS)
     except CompatError as exc:
         _fail(exc)

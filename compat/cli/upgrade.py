@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import _db_option, _deliver, _fail, _use_color, cli
+from . import _db_option, _deliver, _fail, _isatty, _use_color, cli
 
 if TYPE_CHECKING:
     from ..engine.plan import OutdatedReport, Plan
@@ -91,7 +91,7 @@ def _run(db_path: str | None, fmt: str, output: str | None,
 def _show(result: Plan | OutdatedReport, fmt: str, output: str | None) -> None:
     from ..engine.plan import Plan
 
-    color = fmt == "text" and output is None and _use_color(sys.stdout.isatty())
+    color = fmt == "text" and output is None and _use_color(_isatty(sys.stdout))
     if fmt == "markdown":
         from ..formats import markdown
 
