@@ -347,7 +347,7 @@ def parse_arch(text: str) -> tuple[Version, str]:
     """
     match = _ARCH.match(text.strip())
     if match is None:
-        raise ValueError(arch_problem(text))
+        raise ValueError(arch_problem(text) or text)
     return Version(f"{match.group(1)}.{match.group(2)}"), match.group(3)
 
 
