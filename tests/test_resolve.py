@@ -385,3 +385,24 @@ def test_a_package_no_release_of_which_can_be_installed_is_a_conflict_not_too_co
     (finding,) = [f for f in report.errors if f.id.startswith("requires:top==1.59:")]
     assert finding.id == "requires:top==1.59:leaf" and report.exit_code == 1
     assert "top 1.59 requires mid>=1; mid 1.29, the newest it admits, requires leaf>=1" in finding.message
+
+
+_BOUNDS = st.sampled_from(["", ">=", ">", "<", "<=", "==", "!=", "~="])
+_VERSIONS = st.sampled_from(["0", "1.0", "2.0rc1", "2.2", "2.2.post1", "4.57.0", "5.16", "5.19.0", "5.21.0.dev0",
+                             "5.21", "5.99", "2.13.0", "0.32.0", "2.5"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.tuples(_BOUNDS, _VERSIONS), min_size=0, max_size=3),
+       name=st.sampled_from(["transformers", "numpy", "torch", "vllm", "aiohttp"]))
+def test_the_releases_a_range_admits_are_those_it_contains(parts, name):
+    """`_admitted` stops at the first release under the range's lower bound
+    (the list is newest first): it must keep what contains() keeps."""
+    from compat.engine.resolver import StackProvider
+
+    specifier = SpecifierSet(",".join(f"{op}{v}" for op, v in parts if op and not (op == "~=" and "." not in v)))
+    db = Database.load()
+    provider = StackProvider(load_stack({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}}, db), db)
+    everything = provider._admitted(name, SpecifierSet())
+    assert everything == sorted(everything, reverse=True)
+    assert provider._admitted(name, specifier) == [v for v in everything if specifier.contains(v, prereleases=True)]

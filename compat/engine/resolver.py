@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 from resolvelib import AbstractProvider, BaseReporter
 from resolvelib.resolvers import Criterion, RequirementInformation, ResolutionImpossible, ResolutionTooDeep
 from resolvelib.resolvers import Resolution as Search
@@ -723,7 +723,19 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         unyanked = self._unyanked.get(name)
         if unyanked is None:
             unyanked = self._unyanked[name] = newest_unyanked(component)
-        return [v for v in unyanked if specifier.contains(v, prereleases=True)] if specifier else list(unyanked)
+        if not specifier:
+            return list(unyanked)
+        # Newest first: past a release below the set's lower bound (>=, >, ~=), every
+        # later one is below it too, and none is admitted (a release's local label
+        # does not lift it over the bound: those compare by their public version).
+        floor = _floor(specifier)
+        admitted = []
+        for version in unyanked:
+            if floor is not None and version < floor:
+                break
+            if specifier.contains(version, prereleases=True):
+                admitted.append(version)
+        return admitted
 
     @staticmethod
     def _prerelease_policy(versions: list[Version], pre: bool) -> list[Version]:
@@ -733,6 +745,18 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return versions
         finals = [v for v in versions if not v.is_prerelease]
         return finals or versions
+
+
+def _floor(specifier: SpecifierSet) -> Version | None:
+    """The highest lower bound of the set's >=, > and ~= specifiers, or None."""
+    floors = []
+    for one in specifier:
+        if one.operator in (">=", ">", "~="):
+            try:
+                floors.append(Version(one.version))
+            except InvalidVersion:
+                return None
+    return max(floors, default=None)
 
 
 def _names_prerelease(specifier: SpecifierSet) -> bool:
