@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._record import Record
 from .conditions import Condition
-from .requires import parse_requirement, requirement_error
+from .requires import parse_requirement, parse_specifier, requirement_error
 
 _NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")
 _EXTRA = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")
@@ -164,7 +164,7 @@ class Release:
         entry = decode()
         self._requires_dist = tuple(entry.get("requires_dist", ()))
         text = entry.get("requires_python")
-        self._requires_python = SpecifierSet(text) if text else None
+        self._requires_python = parse_specifier(text) if text else None
         if self._date is None and entry.get("uploaded"):
             self._date = _dt.date.fromisoformat(entry["uploaded"][:10])
         self._tags = tuple(entry.get("tags", ()))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 
 from ..errors import DatabaseError
 from ._schema import MAX_DIGITS, has_long_number, database_error, one_line
@@ -43,6 +43,23 @@ def parse_requirement(text: str) -> Requirement:
     if problem is not None:
         raise ValueError(problem)
     return requirement
+
+
+_SPECIFIERS: dict[str, SpecifierSet] = {}
+
+
+def parse_specifier(text: str) -> SpecifierSet:
+    """SpecifierSet(text), made once per process for each text: releases
+    repeat their Requires-Python (>=3.10) one after another, and the reader
+    checks each before the release parses it again. (Shared: nothing sets
+    a specifier set's pre-release policy in compat.) InvalidSpecifier when
+    it is not one."""
+    specifier = _SPECIFIERS.get(text)
+    if specifier is None:
+        if len(_SPECIFIERS) >= 10_000:
+            _SPECIFIERS.clear()
+        specifier = _SPECIFIERS[text] = SpecifierSet(text)
+    return specifier
 
 
 def requirement_error(text: str, problem: str, file: str | None, number: int | None, index: int) -> DatabaseError:

@@ -43,7 +43,7 @@ from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import MAX_DIGITS, has_long_number, database_error, decode_text, one_line
 from .model import Release
-from .requires import long_number, parse_requirement, requirement_error
+from .requires import long_number, parse_requirement, parse_specifier, requirement_error
 
 __all__ = [
     "Snapshot", "SnapshotRelease", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
@@ -383,7 +383,7 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
     requires_python = entry.get("requires_python")
     if requires_python:
         try:
-            SpecifierSet(requires_python)
+            parse_specifier(requires_python)
         except InvalidSpecifier:
             raise error(f"invalid version specifier {requires_python[:200]!r}", "requires_python") from None
         if long_number(requires_python):
