@@ -28,6 +28,22 @@ _LONG_RUN = b"0" * (MAX_DIGITS + 1)
 _JOINING_ESCAPE = re.compile(r"\\[uU\s]")
 
 
+def is_string_list(value: Any) -> bool:
+    """Whether `value` is a list of strings (checked by joining them, in C:
+    a snapshot header or the names graph lists hundreds).
+
+    >>> is_string_list(["a", "b"]), is_string_list(["a", 1]), is_string_list("ab")
+    (True, False, False)
+    """
+    if not isinstance(value, list):
+        return False
+    try:
+        "".join(value)
+    except TypeError:
+        return False
+    return True
+
+
 def has_long_number(text: str) -> bool:
     """Whether `text` holds a run of more than MAX_DIGITS ASCII digits.
 
@@ -179,7 +195,7 @@ class Table:
 
     def strings(self, name: str) -> tuple[str, ...]:
         value = self.data.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not is_string_list(value):
             raise self.error("expected a list of strings", name)
         return tuple(value)
 

@@ -39,7 +39,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from .._files import write_atomic
 from .._names import normalize
-from ._schema import database_error, decode_text
+from ._schema import database_error, decode_text, is_string_list
 
 __all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant", "requirers"]
 
@@ -163,7 +163,7 @@ def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         if not raw.strip():
             continue
         entry = decode_json(decode_text(raw, path, number), path, number)
-        if not isinstance(entry, dict) or not _names(entry.get("requires_dist", [])):
+        if not isinstance(entry, dict) or not is_string_list(entry.get("requires_dist", [])):
             raise database_error("expected an object whose requires_dist is a list of strings", file=path, line=number)
         entries.append(entry)
     return header, entries
@@ -200,24 +200,13 @@ def read_graph(metadata_dir: str) -> dict[str, Any] | None:
         or not isinstance(data.get("packages"), list)
         or not isinstance(data.get("tracked"), list)
         or not isinstance(data.get("required_by"), dict)
-        or not all(_names(v) for v in (data["packages"], data["tracked"]))
-        or not all(isinstance(v, str) or _names(v) for v in data["required_by"].values())
-        or not _names(data.get("reach", []))
+        or not all(is_string_list(v) for v in (data["packages"], data["tracked"]))
+        or not all(isinstance(v, str) or is_string_list(v) for v in data["required_by"].values())
+        or not is_string_list(data.get("reach", []))
     ):
         raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}, reach: [...]}',
                              file=path)
     return data
-
-
-def _names(value: Any) -> bool:
-    """Whether `value` is a list of strings (joined in C: the lists are long)."""
-    if not isinstance(value, list):
-        return False
-    try:
-        "".join(value)
-    except TypeError:
-        return False
-    return True
 
 
 def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:

@@ -41,7 +41,7 @@ from .._record import Record
 from .._files import write_atomic
 from .._names import normalize
 from ..errors import DatabaseError
-from ._schema import MAX_DIGITS, has_long_number, database_error, decode_text, one_line
+from ._schema import MAX_DIGITS, database_error, decode_text, has_long_number, is_string_list, one_line
 from .model import Release
 from .requires import long_number, parse_requirement, parse_specifier, requirement_error
 
@@ -186,7 +186,7 @@ def _header(line: str, file: str, *, full: bool = True) -> dict[str, Any]:
     if not isinstance(header.get("tracked", False), bool):
         raise database_error("expected true or false", file=file, line=1, key="tracked")
     for key in ("versions", "yanked"):
-        if not _strings(header.get(key, [])):
+        if not is_string_list(header.get(key, [])):
             raise database_error("expected a list of version strings", file=file, line=1, key=key)
         if has_long_number("\n".join(header.get(key, []))):  # a check parses them as versions
             raise database_error(f"a version with a number of more than {MAX_DIGITS} digits", file=file, line=1, key=key)
@@ -213,17 +213,6 @@ def _is_line_entry(entry: Any) -> bool:
         and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in entry[1:3])
         and isinstance(entry[3], bool)
     )
-
-
-def _strings(value: Any) -> bool:
-    """Whether `value` is a list of strings (joined in C: a header lists hundreds)."""
-    if not isinstance(value, list):
-        return False
-    try:
-        "".join(value)
-    except TypeError:
-        return False
-    return True
 
 
 def read_header(path: str) -> dict[str, Any]:
@@ -373,7 +362,7 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
     if not isinstance(entry.get("yanked", False), bool):
         raise error("expected true or false", "yanked")
     for key in ("requires_dist", "tags"):
-        if not _strings(entry.get(key, [])):
+        if not is_string_list(entry.get(key, [])):
             raise error("expected a list of strings", key)
     if entry.get("metadata", UNKNOWN) != UNKNOWN:
         raise error(f"expected {UNKNOWN!r} or no key", "metadata")
