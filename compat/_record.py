@@ -20,9 +20,43 @@ Type checkers see typing.NamedTuple itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["Record"]
+__all__ = ["Record", "Fields"]
+
+_F = TypeVar("_F", bound="Fields")
+
+
+class Fields:
+    """What a dataclass gives a mutable class, for one whose constructor is
+    written out: `replace` (a copy with some fields changed, as
+    dataclasses.replace), equality and a repr over its `_fields`, less the
+    `_unshown` ones; unhashable, as a dataclass with mutable fields is.
+    (Making a dataclass's methods at import cost a check more than the
+    module that declares it: Stack and Report.)
+    """
+
+    _fields: tuple[str, ...] = ()
+    _unshown: frozenset[str] = frozenset()
+
+    def replace(self: _F, **changes: Any) -> _F:
+        unknown = set(changes) - set(self._fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(unknown)[0]!r}")
+        return type(self)(**{**{f: getattr(self, f) for f in self._fields}, **changes})
+
+    def _shown(self) -> list[tuple[str, Any]]:
+        return [(f, getattr(self, f)) for f in self._fields if f not in self._unshown]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._shown() == other._shown()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={v!r}' for f, v in self._shown())})"
 
 if TYPE_CHECKING:
     from typing import NamedTuple as Record

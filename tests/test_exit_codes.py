@@ -135,7 +135,16 @@ def test_an_ignore_that_would_hide_every_kind_of_finding_is_bad_input(capsys, pa
 
 @pytest.mark.parametrize("pattern", ["requires-python:*", "*:vllm==0.32.0", "vllm.*", "r*"])
 def test_an_ignore_that_names_findings_is_taken(capsys, pattern):
-    assert run(capsys, "check", str(EXAMPLES / "broken-upgrade.toml"), "--ignore", pattern)[0] in (0, 1)
+    import fnmatch
+
+    code, out, _ = run(capsys, "check", str(EXAMPLES / "broken-upgrade.toml"), "--ignore", pattern, "--format", "json")
+    report = json.loads(out)
+    shown = [f["id"] for f in report["findings"] if not f.get("suppressed")]
+    hidden = [f["id"] for f in report["findings"] if f.get("suppressed")]
+    assert code in (0, 1) and code == (1 if any(f["severity"] == "error" and not f.get("suppressed")
+                                                 for f in report["findings"]) else 0)
+    assert not any(fnmatch.fnmatchcase(i, pattern) for i in shown)
+    assert hidden and all(fnmatch.fnmatchcase(i, pattern) for i in hidden)
 
 
 @pytest.mark.parametrize("command", [

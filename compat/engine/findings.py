@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .._record import Record
+from .._record import Fields, Record
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
@@ -135,13 +135,10 @@ class Finding(Record):
 _REPORT_FIELDS = ("stack", "findings", "packages", "resolved", "strict", "resolution_ok", "explanation", "suggestions")
 
 
-class Report:
-    """The result of checking one stack.
+class Report(Fields):
+    """The result of checking one stack (`replace`, equality and repr: see `Fields`)."""
 
-    (Its fields as a dataclass would have them, `replace` as
-    dataclasses.replace: making a dataclass's methods at import cost a
-    check more than the rest of this module.)
-    """
+    _fields = _REPORT_FIELDS
 
     def __init__(
         self,
@@ -162,23 +159,6 @@ class Report:
         self.resolution_ok = resolution_ok
         self.explanation = explanation
         self.suggestions = [] if suggestions is None else suggestions
-
-    def replace(self, **changes: Any) -> Report:
-        """A copy with `changes` (field names) made."""
-        unknown = set(changes) - set(_REPORT_FIELDS)
-        if unknown:
-            raise TypeError(f"Report has no field {sorted(unknown)[0]!r}")
-        return Report(**{**{f: getattr(self, f) for f in _REPORT_FIELDS}, **changes})
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not Report:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in _REPORT_FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Report({', '.join(f'{f}={getattr(self, f)!r}' for f in _REPORT_FIELDS)})"
 
     @property
     def active(self) -> list[Finding]:

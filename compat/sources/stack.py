@@ -18,7 +18,7 @@ from packaging.markers import default_environment
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .._record import Record
+from .._record import Fields, Record
 from .. import _toml
 from .._names import did_you_mean, nearest, normalize
 from .._versions import admits_some
@@ -171,15 +171,16 @@ _STACK_FIELDS = ("system", "hardware", "packages", "options", "model", "env", "i
                  "environment", "overlay")
 
 
-class Stack:
+class Stack(Fields):
     """A deployment: the machine it runs on and the software it runs.
 
     Its fields are what `load_stack` read; `replace` returns a copy with
-    some of them changed (as dataclasses.replace would: this was a
-    dataclass, and making a dataclass's methods at import cost a check
-    more than the rest of this module). Two stacks are equal when every
+    some of them changed (see `Fields`). Two stacks are equal when every
     field but `text` is.
     """
+
+    _fields = _STACK_FIELDS
+    _unshown = frozenset({"text"})
 
     system: System
     hardware: Hardware
@@ -245,26 +246,6 @@ class Stack:
         self.places = {} if places is None else places
         self.environment = environment
         self.overlay = overlay
-
-    def replace(self, **changes: Any) -> Stack:
-        """A copy with `changes` (field names) made."""
-        unknown = set(changes) - set(_STACK_FIELDS)
-        if unknown:
-            raise TypeError(f"Stack has no field {sorted(unknown)[0]!r}")
-        return Stack(**{**{f: getattr(self, f) for f in _STACK_FIELDS}, **changes})
-
-    def _compared(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in _STACK_FIELDS if f != "text")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not Stack:
-            return NotImplemented
-        return self._compared() == other._compared()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable fields, as a dataclass's
-
-    def __repr__(self) -> str:
-        return f"Stack({', '.join(f'{f}={getattr(self, f)!r}' for f in _STACK_FIELDS if f != 'text')})"
 
 
 class Place(Record):
