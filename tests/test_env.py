@@ -190,3 +190,18 @@ def test_a_wheel_built_for_another_platform_is_a_finding(db):
     stack = load_stack({"system": {"python": environment.python}}, db)
     [finding] = installed_findings(environment, stack)
     assert finding.id == "installed-platform:gpu-lib==1.0" and "cp39-cp39-win_amd64" in finding.message
+
+
+@pytest.mark.parametrize("change", ['d["glibc"] = 5', 'd["distributions"][0]["tags"] = [5]',
+                                    'd["distributions"][0]["requires_python"] = 5'],
+                         ids=["glibc", "tags", "requires_python"])
+def test_an_interpreter_answering_a_value_of_the_wrong_type_is_one_line_exit_2(tmp_path, change):
+    """The listing's JSON parses, but a field is not of its type: bad input, not an internal error."""
+    filt = tmp_path / "filt.py"
+    filt.write_text(f"import json, sys\nd = json.load(sys.stdin)\n{change}\nprint(json.dumps(d))\n")
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\n"{sys.executable}" "$@" | "{sys.executable}" "{filt}"\n')
+    wrapper.chmod(0o755)
+    result = CliRunner().invoke(cli, ["check", "--env", "--python", str(wrapper)])
+    assert result.exit_code == 2, result.output
+    assert "answered something compat cannot read" in result.output and result.output.count("\n") == 1

@@ -53,6 +53,8 @@ def _echo(message: str = "", **kwargs: object) -> None:
         click.echo(message, **kwargs)  # type: ignore[arg-type]
     except BrokenPipeError:
         raise _OutputClosed from None
+    except OSError as exc:  # a full disk under a redirection: say which file it was
+        raise CompatError(f"cannot write standard output ({exc.strerror or exc})") from None
 
 
 def _deliver(text: str, output: str | None, summary: str = "", color: bool | None = None) -> None:

@@ -41,7 +41,7 @@ from packaging.version import InvalidVersion, Version
 from .._record import Record
 from .._names import normalize
 from ..errors import StackError
-from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
+from ..knowledge._schema import MAX_DIGITS, has_long_number, is_string_list, one_line
 from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
@@ -489,6 +489,8 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
             name = os.path.basename(entry["metadata"]).split("-", 1)[0]
             distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
             continue
+        if not _text_or_none(entry["requires_python"]) or not is_string_list(entry["tags"]):
+            raise TypeError(f"{entry['name']!r}: requires_python must be text or null, tags a list of text")
         version = str(entry["version"])
         too_long = f"its Version has {len(version):,} characters" if len(version) > MAX_VERSION else None
         distributions.append(Distribution(
@@ -502,7 +504,13 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
             error=too_long,
         ))
     markers = {str(k): str(v) for k, v in data["markers"].items()}
+    if not _text_or_none(data["glibc"]):
+        raise TypeError("glibc must be text or null")
     return Environment(interpreter, str(data["executable"]), markers, data["glibc"], tuple(distributions))
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
 
 
 def current_interpreter() -> Environment:
