@@ -312,7 +312,9 @@ class Database:
     def _read_component(self, name: str) -> Component:
         curated_path = os.path.join(self.constraints_dir, f"{name}.toml")
         snapshot_path = self.snapshot_path(name)
-        if name in Database.curated(self):  # listed once: most components have no curated file
+        # this folder's own listing (an overlay's files are laid over by layers.py), listed
+        # once: most components have no curated file, and a stat of each cost a check
+        if name in Database.curated(self):
             component = _parse_component(curated_path, name)
         else:
             component = Component(name=name, kind="package")
@@ -363,13 +365,8 @@ class Releases(MutableMapping[Version, Release]):
             every: dict[Version, str | None] = dict.fromkeys(self._curated)
             seen: dict[Version, int] = {}
             for text, (number, _, _) in self._lines.items():
-                try:
-                    version = parse_version(text)
-                except ValueError:
-                    version = _release_version(text, self._path, number, seen)  # raises what is wrong with it
-                first = seen.setdefault(version, number)  # (one hash of the version for each dict: hundreds here)
-                if first != number:
-                    _release_version(text, self._path, number, seen)  # raises: listed twice
+                version = _release_version(text, self._path, number, seen)
+                seen[version] = number
                 every[version] = text
             self._all = every
         return self._all

@@ -11,13 +11,14 @@ validates each as it parses it (model.Release.requirement).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 
 from ..errors import DatabaseError
-from ._schema import MAX_DIGITS, has_long_number, database_error, one_line
+from ._schema import MAX_DIGITS, database_error, has_long_number, one_line
 
 
 def parse_requirement(text: str) -> Requirement:
@@ -45,21 +46,14 @@ def parse_requirement(text: str) -> Requirement:
     return requirement
 
 
-_SPECIFIERS: dict[str, SpecifierSet] = {}
-
-
+@functools.lru_cache(maxsize=16384)
 def parse_specifier(text: str) -> SpecifierSet:
     """SpecifierSet(text), made once per process for each text: releases
     repeat their Requires-Python (>=3.10) one after another, and the reader
     checks each before the release parses it again. (Shared: nothing sets
     a specifier set's pre-release policy in compat.) InvalidSpecifier when
     it is not one."""
-    specifier = _SPECIFIERS.get(text)
-    if specifier is None:
-        if len(_SPECIFIERS) >= 10_000:
-            _SPECIFIERS.clear()
-        specifier = _SPECIFIERS[text] = SpecifierSet(text)
-    return specifier
+    return SpecifierSet(text)
 
 
 def requirement_error(text: str, problem: str, file: str | None, number: int | None, index: int) -> DatabaseError:

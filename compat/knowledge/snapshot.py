@@ -575,19 +575,12 @@ def _release(entry: dict[str, Any]) -> SnapshotRelease:
     )
 
 
-_PARSED: dict[str, Version] = {}
-
-
+@functools.lru_cache(maxsize=65536)
 def parse_version(text: str) -> Version:
     """Version(text), made once per process for each text: the snapshots of
     one check list the same versions (1.0.0, 2.1.0) package after package.
     A ValueError (InvalidVersion) when it is not one."""
-    version = _PARSED.get(text)
-    if version is None:
-        if len(_PARSED) >= _MAX_REMEMBERED:
-            _PARSED.clear()
-        version = _PARSED[text] = Version(text)
-    return version
+    return Version(text)
 
 
 def _release_version(text: str, path: str, number: int, seen: dict[Version, int]) -> Version:

@@ -8,7 +8,6 @@ TOML parser or a scan of the text can tell).
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import os
 import re
 from collections.abc import Collection, Mapping
@@ -25,6 +24,7 @@ from .._versions import admits_some
 from ..errors import StackError
 from ..knowledge.catalog import Gpu, parse_compute_capability
 from ..knowledge.conditions import option_key
+from ..knowledge.snapshot import parse_version
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -125,12 +125,11 @@ class Hardware(Record):
     accelerator: str = "cpu"
 
 
-@functools.lru_cache(maxsize=4096)
 def _pinned(text: str) -> Version | None:
-    """The version a pin names (asked of each entry again and again: made once)."""
+    """The version a pin names (asked of each entry again and again: parsed once)."""
     try:
-        return Version(text)
-    except InvalidVersion:
+        return parse_version(text)
+    except ValueError:  # InvalidVersion, or a number too long to convert
         return None
 
 
