@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidName, canonicalize_name
 
 
 def normalize(name: str) -> str:
@@ -14,6 +14,21 @@ def normalize(name: str) -> str:
     'flash-infer-python'
     """
     return str(canonicalize_name(name))
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` is a project (or extra) name as PEP 508 spells one
+    (packaging's own check: ASCII letters and digits, with ".", "_" or "-"
+    between them).
+
+    >>> is_name("flash_infer.python"), is_name("vllm==0.32.0"), is_name("-x"), is_name("３")
+    (True, False, False, False)
+    """
+    try:
+        canonicalize_name(text, validate=True)
+    except InvalidName:
+        return False
+    return True
 
 
 def nearest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:

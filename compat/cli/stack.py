@@ -219,13 +219,12 @@ def why(name: str, stack: str | None, stack_path: str | None, fmt: str, db_path:
     if stack and stack_path and stack != stack_path:
         raise click.UsageError(f"two stacks: {stack} and --stack {stack_path}; give one")
     stack_path = stack_path or stack
-    import re
+    from .._names import is_name, normalize
 
-    if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", name.strip()):
+    if not is_name(name.strip()):
         shown = name if len(name) <= 60 else name[:60] + "…"
         _fail_as(fmt, CompatError(f"{shown!r} is not a name: compat why takes a package (vllm) or python, cuda, "
                                   "driver, rocm, gpu; the versions a stack pins are its STACK's"))
-    from .._names import normalize
     from ..engine.why import constraints_on, render
     from ..knowledge.database import Database
     from ..sources.stack import load_stack

@@ -39,7 +39,7 @@ from packaging.version import Version
 
 from .._record import Record
 from .._files import write_atomic
-from .._names import normalize
+from .._names import is_name, normalize
 from ..errors import DatabaseError
 from ._schema import MAX_DIGITS, database_error, decode_text, has_long_number, is_string_list, one_line
 from .model import Release
@@ -121,7 +121,6 @@ _LINE = re.compile(r'\{"version": "([^"\\]+)"(, "yanked": true)?')
 HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanked", "lines")
 RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "requires_dist", "wheels")
 WHEEL_KEYS = ("file", "url", "sha256", "size")
-_PROJECT = re.compile(r"[A-Za-z0-9]+(?:[._-]+[A-Za-z0-9]+)*\Z")  # PEP 508 (written so as to be linear)
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"  # a pattern compiled by re on first use (as _WHEEL_NAME, _SHA256): a check never uses it
 _UPLOADED = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ][0-9:.]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\Z")
 _INTERPRETERS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
@@ -178,7 +177,7 @@ def _header(line: str, file: str, *, full: bool = True) -> dict[str, Any]:
     for key in ("name", "index", "taken"):
         if not isinstance(header.get(key), str) or not header[key]:
             raise database_error("expected a non-empty string", file=file, line=1, key=key)
-    if not _PROJECT.match(header["name"]):
+    if not is_name(header["name"]):
         raise database_error(f"expected a project name, got {header['name'][:80]!r}", file=file, line=1, key="name")
     if full and not re.match(_DATE, header["taken"]):
         raise database_error(f"expected a date such as 2026-12-03, got {one_line(repr(header['taken']), 80)}",

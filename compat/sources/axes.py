@@ -23,9 +23,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .. import _toml
-from .._names import did_you_mean, normalize
+from .._names import did_you_mean, is_name, normalize
 from ..errors import StackError
-from .stack import _NAME, MAX_KEY, MAX_VERSION, Stack, _kind, _overlay, _Reader, load_stack
+from .stack import MAX_KEY, MAX_VERSION, Stack, _kind, _overlay, _Reader, load_stack
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -292,7 +292,7 @@ class _AxesReader:
             raise self.error(error.message, "overlay", ("base", "compat")) from None
 
     def axis(self, name: Any, value: Any) -> Axis:
-        if not isinstance(name, str) or len(name) > MAX_KEY or not _NAME.fullmatch(name):
+        if not isinstance(name, str) or len(name) > MAX_KEY or not is_name(name):
             raise self.error("not an axis name: python, platform, cuda, driver, gpu, compute_capability or a "
                              "package name", str(name)[:80])
         line = _toml.locate(self.text, ("axes",), name) if self.text is not None else None

@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._record import Fields, Record
 from .. import _toml
-from .._names import did_you_mean, nearest, normalize
+from .._names import did_you_mean, is_name, nearest, normalize
 from .._versions import admits_some
 from ..errors import StackError
 from ..knowledge.catalog import Gpu, parse_compute_capability
@@ -64,9 +64,6 @@ _PYTHON = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?", re.ASCII)
 _DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
 _BARE_KEY = r"(?a)[A-Za-z0-9_-]+"
-# PEP 508 project names (and extras): letters, digits, ".", "_", "-", starting
-# and ending with a letter or digit.
-_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", re.ASCII)
 
 # Bounds on a stack (docs/reliability.md, "Readers"): the reader refuses,
 # with exit 2, any input past them, so that it never starts work it cannot
@@ -749,7 +746,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
             "packages",
         )
     for key, value in table.items():
-        if not _NAME.fullmatch(key):
+        if not is_name(key):
             raise read.error("not a package name (PEP 508: letters, digits, '.', '_' and '-', starting and ending "
                              "with a letter or digit)", where, key)
         name = tracked_name(key, known, squashed)
@@ -765,7 +762,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
             if not isinstance(external, bool):
                 raise read.error(f"external must be true or false, got {_kind(external)}", where, key)
             raw_extras = value.get("extras", [])
-            if not isinstance(raw_extras, list) or not all(isinstance(e, str) and _NAME.fullmatch(e) for e in raw_extras):
+            if not isinstance(raw_extras, list) or not all(isinstance(e, str) and is_name(e) for e in raw_extras):
                 raise read.error("extras must be a list of extra names, such as [\"cu13\"]", where, key)
             extras = frozenset(normalize(e) for e in raw_extras)
             version = value.get("version", "*" if external else None)
