@@ -248,8 +248,7 @@ def search(
     holds the IDs of the stack's own warnings (a fix may keep those, not
     add one on the packages of the errors)."""
     found = _Search(stack, db, errors, frozen=frozenset(frozen), newest=newest, ignore=tuple(ignore),
-                    limit=limit, max_checks=max_checks)
-    found.warned = frozenset(warned)
+                    limit=limit, max_checks=max_checks, warned=frozenset(warned))
     return found.run()
 
 
@@ -290,11 +289,11 @@ class _State:
 
 class _Search:
     def __init__(self, stack: Stack, db: Database, errors: list[Finding], *, frozen: frozenset[str], newest: bool,
-                 ignore: tuple[str, ...], limit: int, max_checks: int) -> None:
+                 ignore: tuple[str, ...], limit: int, max_checks: int, warned: frozenset[str] = frozenset()) -> None:
         self.stack = stack
         self.db = db
         self.errors = errors
-        self.warned: frozenset[str] = frozenset()  # the stack's own warnings (search sets them)
+        self.warned = warned  # the stack's own warnings
         self.frozen = frozen
         self.newest = newest
         self.ignore = ignore
