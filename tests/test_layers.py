@@ -21,13 +21,14 @@ from compat.errors import DatabaseError, StackError
 from compat.formats.text import render
 from compat.knowledge import paths
 from compat.knowledge.graph import write_graph
-from compat.knowledge.layers import OVERLAY_ENV, LayeredDatabase, overlay_chosen, user_data_dir
+from compat.knowledge.layers import OVERLAY_ENV, LayeredDatabase, current_date, overlay_chosen, user_data_dir
 from compat.sources.stack import load_stack, loads_stack
 
 from .conftest import ROOT
 from .index_server import LocalIndex
 
-TODAY = dt.date.today()
+TODAY = current_date()  # the date snapshot ages are counted to (conftest fixes it)
+SYNC_DAY = dt.date.today()  # the date a sync writes: the real one
 
 
 def ago(days: int) -> str:
@@ -116,11 +117,11 @@ def test_sync_writes_the_user_data_folder_and_leaves_a_read_only_bundled_databas
     user = tmp_path / "user" / "metadata"
     assert f"snapshots in {user}, read over the bundled database" in result.output
     assert digests(bundled) == before
-    assert json.loads((user / "alpha.jsonl").read_text().split("\n", 1)[0])["taken"] == TODAY.isoformat()
+    assert json.loads((user / "alpha.jsonl").read_text().split("\n", 1)[0])["taken"] == SYNC_DAY.isoformat()
     db = Database.load()
     assert isinstance(db, LayeredDatabase) and db.user == str(tmp_path / "user")
     assert db.snapshot_path("alpha") == str(user / "alpha.jsonl")
-    assert db.component("alpha").snapshot_taken == TODAY
+    assert db.component("alpha").snapshot_taken == SYNC_DAY
 
 
 def test_the_user_data_folder_follows_the_platform_convention():
