@@ -25,7 +25,7 @@ from packaging.version import Version
 
 import compat
 from compat import Database, DatabaseError, _compiled, _toml, cli
-from compat.knowledge.graph import write_graph
+from compat.knowledge.graph import read_graph, write_graph
 from compat.knowledge.lint import lint_database
 from compat.knowledge.snapshot import (
     simple_requirement,
@@ -418,10 +418,29 @@ def test_wheel_file_names_are_read_as_packaging_reads_them():
 
 def test_a_names_graph_of_wrong_types_is_a_database_error(capsys, data, tmp_path):
     graph = data / "metadata" / "_graph.json"
-    content = json.loads(graph.read_text())
+    head, edges = graph.read_text().splitlines()
+    content = json.loads(head)
     content["packages"].append({"not": "a name"})
-    graph.write_text(json.dumps(content))
+    graph.write_text(json.dumps(content) + "\n" + edges + "\n")
     assert "_graph.json" in refused(capsys, data, "check", stack_file(tmp_path))
+    assert any("_graph.json" in p for p in lint(data))
+
+
+def test_a_check_reads_the_first_line_of_the_names_graph_and_lint_both(capsys, data, tmp_path):
+    """The edges (the second line) are read by lint and by a walk from a
+    package outside `reach`; a check of tracked packages reads the first
+    line alone. A graph of one line (as older releases wrote it) is read."""
+    graph = data / "metadata" / "_graph.json"
+    head, edges = graph.read_text().splitlines()
+    whole = {**json.loads(head), **json.loads(edges)}
+    graph.write_text(json.dumps(whole))
+    assert read_graph(str(data / "metadata")) == whole == read_graph(str(data / "metadata"), head=True)
+    assert run(capsys, data, "check", stack_file(tmp_path))[0] == 0
+    graph.write_text(head + "\n" + '{"required_by": 5}\n')
+    assert read_graph(str(data / "metadata"), head=True) == json.loads(head)
+    assert run(capsys, data, "check", stack_file(tmp_path))[0] == 0
+    assert any("_graph.json" in p for p in lint(data))
+    graph.write_text(head + "\n" + '{"required_by": {}, "reach": []}\n')
     assert any("_graph.json" in p for p in lint(data))
 
 

@@ -87,6 +87,7 @@ class Database:
         self._cuda: CudaFacts | None = None
         self._pythons: tuple[PythonRelease, ...] | None = None
         self._graph: dict[str, Any] | None = None
+        self._graph_head: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
 
     @classmethod
@@ -129,7 +130,7 @@ class Database:
         """Every tracked component: curated ones and those with a snapshot."""
         if self._names is None:
             names = set(Database.curated(self))
-            graph = self.graph()
+            graph = self.graph_head()
             if graph:
                 names.update(graph["packages"])  # hundreds of snapshots: no need to list the folder
             elif os.path.isdir(self.metadata_dir):
@@ -203,7 +204,9 @@ class Database:
         graph.py), or None when the database has no graph (then: all)."""
         key = frozenset(named)
         if key not in self._relevant:
-            graph = self.graph()
+            graph = self.graph_head()
+            if graph and not (key <= set(graph.get("reach", ())) or "required_by" in graph):
+                graph = self.graph()  # a package outside `reach`: the graph is walked from it
             self._relevant[key] = frozenset(relevant(graph, key)) if graph else None
         return self._relevant[key]
 
@@ -212,6 +215,15 @@ class Database:
         if self._graph is None:
             self._graph = read_graph(self.metadata_dir) or {}
         return self._graph
+
+    def graph_head(self) -> dict[str, Any]:
+        """The graph less its edges where the file keeps them apart (graph.py),
+        or the whole graph once it is read: its packages, tracked ones and `reach`."""
+        if self._graph is not None:
+            return self._graph
+        if self._graph_head is None:
+            self._graph_head = read_graph(self.metadata_dir, head=True) or {}
+        return self._graph_head
 
     @property
     def cuda(self) -> CudaFacts:

@@ -169,9 +169,24 @@ def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return header, entries
 
 
+# The file's first line holds what a check reads (the packages, the tracked
+# ones, `reach`), its second line the edges (``required_by``, nine tenths of
+# the file), which only a walk from a package outside `reach`, lint and sync
+# read. A file of one line holding everything (as older releases wrote it)
+# is read as well.
+_HEAD_KEYS = ("packages", "reach", "schema", "tracked")
+
+
+def graph_text(graph: dict[str, Any]) -> str:
+    """The file's text for `graph`: its head line, then its edges line."""
+    head = {k: v for k, v in graph.items() if k != "required_by"}
+    edges = {"required_by": graph["required_by"]}
+    return "".join(json.dumps(part, separators=(",", ":"), sort_keys=True) + "\n" for part in (head, edges))
+
+
 def write_graph(metadata_dir: str) -> bool:
     """Write ``_graph.json`` for the snapshots; returns whether it changed."""
-    text = json.dumps(build_graph(metadata_dir), separators=(",", ":"), sort_keys=True) + "\n"
+    text = graph_text(build_graph(metadata_dir))
     path = os.path.join(metadata_dir, GRAPH_FILE)
     try:
         with open(path, encoding="utf-8") as handle:
@@ -183,12 +198,24 @@ def write_graph(metadata_dir: str) -> bool:
     return True
 
 
-def read_graph(metadata_dir: str) -> dict[str, Any] | None:
-    """The graph file, or None when the database has none (then every package counts)."""
+def read_graph(metadata_dir: str, *, head: bool = False) -> dict[str, Any] | None:
+    """The graph file, or None when the database has none (then every
+    package counts). With `head`, its first line alone where the file has
+    two (no ``required_by``: `relevant` needs it only for a package outside
+    ``reach``)."""
     path = os.path.join(metadata_dir, GRAPH_FILE)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        with open(path, "rb") as handle:
+            first = handle.readline()
+            rest = b"" if head and first.endswith(b"\n") else handle.read()
+        data = json.loads(first.decode("utf-8"))
+        if rest.strip():
+            edges = json.loads(rest.decode("utf-8"))
+            if not isinstance(data, dict) or not isinstance(edges, dict) or set(edges) != {"required_by"} \
+                    or "required_by" in data:
+                raise database_error("expected a line of {packages, tracked, reach} and a line of {required_by}",
+                                     file=path)
+            data["required_by"] = edges["required_by"]
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:  # not UTF-8, not JSON
@@ -199,14 +226,17 @@ def read_graph(metadata_dir: str) -> dict[str, Any] | None:
         not isinstance(data, dict)
         or not isinstance(data.get("packages"), list)
         or not isinstance(data.get("tracked"), list)
-        or not isinstance(data.get("required_by"), dict)
         or not all(is_string_list(v) for v in (data["packages"], data["tracked"]))
-        or not all(isinstance(v, str) or is_string_list(v) for v in data["required_by"].values())
         or not is_string_list(data.get("reach", []))
+        or not (head and "required_by" not in data or _edges_readable(data.get("required_by")))
     ):
         raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}, reach: [...]}',
                              file=path)
     return data
+
+
+def _edges_readable(required_by: Any) -> bool:
+    return isinstance(required_by, dict) and all(isinstance(v, str) or is_string_list(v) for v in required_by.values())
 
 
 def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:

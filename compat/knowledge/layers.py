@@ -253,6 +253,9 @@ class LayeredDatabase(Database):
             return set()
         return {f[: -len(".toml")] for f in files if f.endswith(".toml") and not f.startswith("_")}
 
+    def graph_head(self) -> dict[str, Any]:
+        return self.graph()  # the layers' graphs are merged edge by edge
+
     def graph(self) -> dict[str, Any]:
         """The names graphs of the layers, merged (a superset of the edges of the
         snapshots in use is safe: it only keeps a package in). Empty, so that
