@@ -7,15 +7,27 @@ import datetime as _dt
 import errno
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._names import did_you_mean
+from .._text import has_joining_escape
 from ..errors import DatabaseError
 
 
-_ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
+_ID_FIRST = "abcdefghijklmnopqrstuvwxyz0123456789"
+_ID_CHARS = _ID_FIRST + ".-_"
+
+
+def is_id(value: str) -> bool:
+    """Whether `value` is an ID: a lower-case letter or digit, then those and . - _
+
+    >>> is_id("vllm.fa3-fp8_sm90"), is_id("Vllm"), is_id("a b"), is_id("a\\n")
+    (True, False, False, False)
+    """
+    return value[:1] != "" and value[0] in _ID_FIRST and not value.strip(_ID_CHARS)
+
+
 # Python converts at most 4,300 digits to an integer, and packaging converts
 # every number of a version it compares: a longer one in a version, a
 # specifier or a requirement would be a ValueError deep inside a check. No
@@ -23,9 +35,6 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9.\-_]*$")
 MAX_DIGITS = 100
 _AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_RUN = b"0" * (MAX_DIGITS + 1)
-# What in TOML text can make digits meet in a string that the text does not
-# show side by side: a \u or \U escape, or a line-ending backslash.
-_JOINING_ESCAPE = re.compile(r"\\[uU\s]")
 
 
 def is_string_list(value: Any) -> bool:
@@ -159,7 +168,9 @@ class Table:
         parsed from could hold one (a run of that many digits, or a \\u
         escape or line-ending backslash, through which digits of a string
         can meet), or when the text is not known."""
-        if text is None or _JOINING_ESCAPE.search(text) or has_long_number(text):
+        # what in TOML text can make digits meet in a string that the text does not show side by side:
+        # a \u or \U escape, or a line-ending backslash
+        if text is None or has_joining_escape(text) or has_long_number(text):
             long = _long_number(self.data)
             if long is not None:
                 raise self.error(f"a number of more than {MAX_DIGITS} digits", long)
@@ -236,7 +247,7 @@ class Table:
         """The table's ``id``: present, well-formed, and not in `seen`."""
         value = self.text("id", required=True)
         assert value is not None
-        if not _ID.match(value):
+        if not is_id(value):
             raise self.error(f"invalid ID {value!r} (lower-case letters, digits, . - _)", "id")
         if value in seen:
             raise self.error(f"duplicate {what} ID {value!r}", "id")

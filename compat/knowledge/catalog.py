@@ -12,6 +12,7 @@ from typing import Any
 from packaging.version import Version
 
 from .._record import Record
+from .._text import lower_words, quoted
 from .. import _toml
 from ..errors import DatabaseError
 from ._schema import database_error, read_text
@@ -31,7 +32,7 @@ SEGMENTS = ("datacenter", "workstation", "consumer", "embedded")
 
 def _words(name: str) -> list[str]:
     """The words of a name, lower case, without a leading vendor word."""
-    words = re.findall(r"[a-z0-9]+", name.lower())
+    words = lower_words(name.lower())
     while words and words[0] in _VENDOR_WORDS:
         words.pop(0)
     return words
@@ -56,7 +57,7 @@ def is_vendor_only(name: str) -> bool:
     >>> is_vendor_only("NVIDIA"), is_vendor_only("AMD Radeon Pro"), is_vendor_only("NVIDIA L4")
     (True, True, False)
     """
-    return all(word in _BRAND_WORDS for word in re.findall(r"[a-z0-9]+", name.lower()))
+    return all(word in _BRAND_WORDS for word in lower_words(name.lower()))
 
 
 def _model_index(tokens: list[str]) -> int:
@@ -222,12 +223,12 @@ class GpuCatalog:
             counted = at
             if number not in seen:
                 seen.add(number)
-                names = _NAMES_LINE.match(lines[number])
-                if names and any(lookup_key(n) == key for n in _quoted(names.group(1))):
+                names = _names_value(lines[number])
+                if names is not None and any(lookup_key(n) == key for n in quoted(names)):
                     return _parse_block_at(lines, _block_start(lines, number), path)
             at = squashed.find(key, at + 1)
         found = {_block_start(lines, number) for number, line in enumerate(lines)
-                 if (names := _NAMES_LINE.match(line)) and any(_covers(key, _words(n)) for n in _quoted(names.group(1)))}
+                 if (names := _names_value(line)) is not None and any(_covers(key, _words(n)) for n in quoted(names))}
         if len(found) == 1:
             return _parse_block_at(lines, found.pop(), path)
         return None
@@ -330,15 +331,18 @@ class GpuCatalog:
         return problems
 
 
-_NAMES_LINE = re.compile(r"(?:name|aliases)\s*=\s*(.*)$")
+def _names_value(line: str) -> str | None:
+    r"""The value of a ``name`` or ``aliases`` line: what ``(?:name|aliases)\s*=\s*(.*)$`` takes."""
+    for key in ("name", "aliases"):
+        if line.startswith(key):
+            rest = line[len(key):].lstrip()
+            if rest.startswith("="):
+                return rest[1:].lstrip()
+    return None
 _ALNUM_AND_NEWLINES = str.maketrans("", "", "".join(
     chr(c) for c in range(128) if not (chr(c).isascii() and (chr(c).isalnum() or chr(c) == "\n"))
 ))
 _GPU_HEADER = "[[gpu]]"
-
-
-def _quoted(value: str) -> list[str]:
-    return re.findall(r'"([^"]+)"', value)
 
 
 def _block_start(lines: list[str], number: int) -> int:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -268,9 +267,9 @@ class Database:
                 return None
             self._source_blocks = {}
             for _, block in _toml.blocks(self._sources_text, "source"):
-                match = _SOURCE_ID.search(block)
-                if match:
-                    self._source_blocks[match.group(1)] = block
+                found = _source_id(block)
+                if found is not None:
+                    self._source_blocks[found] = block
         block = self._source_blocks.get(source_id)
         if block is None:
             return None
@@ -374,12 +373,17 @@ class Releases(MutableMapping[Version, Release]):
 
     def _every(self) -> dict[Version, str | None]:
         if self._all is None:
+            texts = list(self._lines)
+            try:
+                listed = dict(zip(map(parse_version, texts), texts))
+            except ValueError:  # InvalidVersion, or a number too long to convert
+                listed = {}
+            if len(listed) < len(texts):  # a version that does not parse, or two lines of one release: which
+                seen: dict[Version, int] = {}
+                for text, (number, _, _) in self._lines.items():
+                    seen[_release_version(text, self._path, number, seen)] = number
             every: dict[Version, str | None] = dict.fromkeys(self._curated)
-            seen: dict[Version, int] = {}
-            for text, (number, _, _) in self._lines.items():
-                version = _release_version(text, self._path, number, seen)
-                seen[version] = number
-                every[version] = text
+            every.update(listed)
             self._all = every
         return self._all
 
@@ -441,8 +445,7 @@ class Releases(MutableMapping[Version, Release]):
         list, for a resolution that lists every release: a release made and
         a curated status win over a line's mark)."""
         every = self._every()
-        lines = self._lines
-        out = {version for version, text in every.items() if text is not None and lines[text][1]}
+        out = {parse_version(text) for text, (_, yanked, _) in self._lines.items() if yanked}  # as `_every` parsed them
         for version, curated in self._curated.items():
             if every.get(version) is None or curated.status != "release":
                 (out.add if curated.is_yanked else out.discard)(version)
@@ -489,7 +492,7 @@ def newest_unyanked(component: Component) -> list[Version]:
     releases = component.releases
     if isinstance(releases, Releases):
         yanked = releases.yanked()
-        return [v for v in component.newest_first() if v not in yanked]
+        return [v for v in component.newest_first() if v not in yanked] if yanked else list(component.newest_first())
     return [v for v in component.newest_first() if not releases[v].is_yanked]
 
 
@@ -726,7 +729,21 @@ def _overlay(metadata: Release, curated: Release) -> Release:
     return metadata
 
 
-_SOURCE_ID = re.compile(r'^id\s*=\s*"([^"]+)"', re.MULTILINE)
+def _source_id(block: str) -> str | None:
+    """The ID of a [[source]] block: its first line ``id = "..."`` (lint parses the file whole)."""
+    for line in block.split("\n"):
+        if line.startswith("id"):
+            rest = line[2:].lstrip()
+            value = rest[1:].lstrip() if rest.startswith("=") else ""
+            end = value.find('"', 1) if value.startswith('"') else -1
+            if end > 1:
+                return value[1:end]
+    return None
+
+
+def _is_label(text: str) -> bool:
+    """Whether `text` is a local version label compat reads: ``[a-z0-9]+(?:[.][a-z0-9]+)*``."""
+    return text.isascii() and all(part.isalnum() and (part.islower() or part.isdigit()) for part in text.split("."))
 
 
 def _load_sources(path: str) -> dict[str, Source]:
@@ -976,7 +993,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
             raise table.error("says where archs come from: give archs too", key)
     ptx = table.text("ptx")
     label = table.text("label")
-    if label is not None and not re.fullmatch(r"[a-z0-9]+(?:[.][a-z0-9]+)*", label):
+    if label is not None and not _is_label(label):
         raise table.error(f"invalid local version label {label!r} (such as \"cu128\" or \"rocm6.4\")", "label")
     note = table.text("note")
     return Build(

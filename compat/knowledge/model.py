@@ -13,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .._record import Record
+from .._text import dotted_numbers
 from .conditions import Condition
 from .requires import parse_requirement, parse_specifier, requirement_error
 
@@ -335,7 +336,12 @@ class Rule(Record):
         return self.partner_specifier(mine).contains(theirs, prereleases=True)
 
 
-_ARCH = re.compile(r"([0-9]+)\.([0-9]+)([af]?)\Z")
+def _arch(text: str) -> tuple[str, str, str] | None:
+    r"""(major, minor, suffix) of ``[0-9]+\.[0-9]+[af]?``, `text` stripped, or None."""
+    text = text.strip()
+    suffix = text[-1:] if text[-1:] in ("a", "f") else ""
+    parts = dotted_numbers(text[: len(text) - len(suffix)])
+    return (parts[0], parts[1], suffix) if parts is not None and len(parts) == 2 else None
 
 
 def parse_arch(text: str) -> tuple[Version, str]:
@@ -345,10 +351,10 @@ def parse_arch(text: str) -> tuple[Version, str]:
     >>> parse_arch("12.0f")
     (<Version('12.0')>, 'f')
     """
-    match = _ARCH.match(text.strip())
-    if match is None:
+    found = _arch(text)
+    if found is None:
         raise ValueError(arch_problem(text) or text)
-    return Version(f"{match.group(1)}.{match.group(2)}"), match.group(3)
+    return Version(f"{found[0]}.{found[1]}"), found[2]
 
 
 def arch_problem(text: str) -> str | None:
@@ -358,7 +364,7 @@ def arch_problem(text: str) -> str | None:
     >>> arch_problem("9.0a") is None, arch_problem("sm_90") is None, arch_problem("\u0669.0") is None
     (True, False, False)
     """
-    if _ARCH.match(text.strip()):
+    if _arch(text) is not None:
         return None
     return f"not an architecture: {text!r} (write it as \"9.0\", \"9.0a\" or \"12.0f\")"
 

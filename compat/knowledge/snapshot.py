@@ -38,6 +38,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from .._record import Record
+from .._text import dotted_identifiers, dotted_words
 from .._files import write_atomic
 from .._names import is_name, normalize
 from ..errors import DatabaseError
@@ -112,19 +113,20 @@ class Snapshot(Record):
         return {**self.header(), "releases": [r.to_dict() for r in ordered]}
 
 
-# The prefix `db sync` writes: the version first, then the yanked mark. A
-# line that does not start so, or that names "version" or "yanked" again
-# further on, is decoded instead: what a line says never depends on the
-# order of its keys. (Linear: each part matches characters the next cannot.)
-_LINE = re.compile(r'\{"version": "([^"\\]+)"(, "yanked": true)?')
+# The prefix `db sync` writes: the version first, then the yanked mark
+# (``{"version": "1.0", "yanked": true``, the version without a quote or a
+# backslash). A line that does not start so, or that names "version" or
+# "yanked" again further on, is decoded instead: what a line says never
+# depends on the order of its keys.
+_LINE_START = '{"version": "'
+_YANKED = ', "yanked": true'
 
 HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanked", "lines")
 RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "requires_dist", "wheels")
 WHEEL_KEYS = ("file", "url", "sha256", "size")
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"  # a pattern compiled by re on first use (as _WHEEL_NAME, _SHA256): a check never uses it
-_UPLOADED = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ][0-9:.]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\Z")
-_INTERPRETERS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-_TAG_SET = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*\Z")
+# an upload time: a date (the common case, told without compiling this), or a date and a time
+_UPLOADED = r"([0-9]{4}-[0-9]{2}-[0-9]{2})(?:[T ][0-9:.]*(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\Z"
 _WHEEL_NAME = r"[\w.]+\Z"  # PEP 427's escaped project name, as packaging reads it
 _SHA256 = r"[0-9a-f]{64}\Z"
 # A compressed tag set (cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64)
@@ -254,11 +256,15 @@ def _raw_lines(path: str) -> list[bytes]:
 def _head(line: str) -> tuple[str, bool] | None:
     """(version, yanked) of a release line, in any key order, or None when
     the line is not an object with a version string."""
-    match = _LINE.match(line)
-    if match is not None:
-        rest = line[match.end():]  # no other spelling of either key (an escaped one: "yank\u0065d") further on
-        if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
-            return match.group(1), match.group(2) is not None
+    if line.startswith(_LINE_START):
+        start = len(_LINE_START)
+        end = line.find('"', start)
+        if end > start and "\\" not in line[start:end]:
+            yanked = line.startswith(_YANKED, end + 1)
+            rest = line[end + 1 + (len(_YANKED) if yanked else 0):]
+            # no other spelling of either key (an escaped one: "yank\u0065d") further on
+            if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
+                return line[start:end], yanked
     try:
         entry = _DECODER.decode(line)
     except (ValueError, RecursionError):
@@ -394,11 +400,16 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
 
 
 def _is_timestamp(text: str) -> bool:
-    match = _UPLOADED.match(text)
-    if match is None:
-        return False
+    digits = text[:4] + text[5:7] + text[8:]
+    if len(text) == 10 and text[4] == text[7] == "-" and digits.isascii() and digits.isdigit():
+        date = text
+    else:
+        match = re.match(_UPLOADED, text)
+        if match is None:
+            return False
+        date = match.group(1)
     try:
-        _dt.date.fromisoformat(match.group(1))
+        _dt.date.fromisoformat(date)
     except ValueError:
         return False
     return True
@@ -414,7 +425,7 @@ def tag_problem(tag: str) -> str | None:
     "expected a wheel tag such as 'cp312-cp312-manylinux_2_28_x86_64'"
     """
     parts = tag.split("-")
-    if len(parts) != 3 or not _INTERPRETERS.match(parts[0]) or not all(_TAG_SET.match(p) for p in parts[1:]):
+    if len(parts) != 3 or not dotted_identifiers(parts[0]) or not all(dotted_words(p) for p in parts[1:]):
         return "expected a wheel tag such as 'cp312-cp312-manylinux_2_28_x86_64'"
     if math.prod(part.count(".") + 1 for part in parts) > MAX_TAG_SET:
         return f"a compressed tag set of more than {MAX_TAG_SET} tags"

@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._record import Fields, Record
 from .. import _toml
+from .._text import dotted_numbers
 from .._names import did_you_mean, is_name, nearest, normalize
 from .._versions import admits_some
 from ..errors import StackError
@@ -57,11 +58,8 @@ _TABLES = {
     "compat": ("ignore", "strict", "require_known", "overlay"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
-# ASCII digits only (a bare \d also takes "３" and "٣", which no version parser
-# reads), and every regular expression linear: its parts never compete for
-# the same characters.
-_PYTHON = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?", re.ASCII)
-_DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
+# Versions are ASCII digits and dots only (_text.dotted_numbers: a bare \d
+# also takes "３" and "٣", which no version parser reads).
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
 _BARE_KEY = r"(?a)[A-Za-z0-9_-]+"
 
@@ -84,7 +82,8 @@ def is_cpython(version: Version) -> bool:
     >>> is_cpython(Version("3.12")), is_cpython(Version("3")), is_cpython(Version("3.12rc1"))
     (True, False, False)
     """
-    return bool(_PYTHON.fullmatch(str(version))) and version.major == 3 and version.minor <= MAX_PYTHON_MINOR
+    parts = dotted_numbers(str(version))  # 3.12 or 3.12.1: no pre-release, post, dev or local part
+    return parts is not None and len(parts) in (2, 3) and version.major == 3 and version.minor <= MAX_PYTHON_MINOR
 
 
 class System(Record):
@@ -295,7 +294,7 @@ class _Reader:
                 table,
                 key,
             )
-        if not isinstance(value, str) or len(value) > MAX_VERSION or not _DOTTED.fullmatch(value.strip()):
+        if not isinstance(value, str) or len(value) > MAX_VERSION or dotted_numbers(value.strip()) is None:
             raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key)
         try:
             return Version(value.strip())
