@@ -25,7 +25,7 @@ from .._record import Record
 from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
-from ..knowledge.database import Database, meets, newest_unyanked
+from ..knowledge.database import Database, meets, newest_unyanked, pinned_version
 from ..knowledge.model import Build, Component, Release, Rule
 from ..sources.stack import Stack
 from .builds import Platform, Problem, Selected, WheelFit, judge_build, select_build, wheel_fit
@@ -419,7 +419,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             needs.append(Need(release.package, SpecifierSet(f"=={release.version}"), parent=parent, origin="metadata"))
         elif release.requires_python is not None:
             needs.append(Need(virtual_name("python"), release.requires_python, parent=parent, origin="metadata"))
-        for dependency in release.dependencies_for(extras, self._wanted):
+        for dependency in release.dependencies_for(extras, self._wanted, self._pin_unlisted):
             requirement = dependency.requirement
             marker = requirement.marker
             if extras:
@@ -464,7 +464,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if need.name in self.stack.packages:
             return True
         if self.scope is not None and need.name not in self.scope:
-            return False
+            return self._pins_nothing(need)
         component = self.db.component(need.name)
         if component is None or not component.releases:
             return False
@@ -479,6 +479,23 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             self._gap_keys.add((need.name, str(need)))
             self.gaps.append(Gap(need.name, need))
         return False
+
+    def _pin_unlisted(self, name: str, version: str) -> bool:
+        """Whether a line of a package outside the scope pins `version` of
+        `name` and the snapshot's header may not list it (`_pins_nothing`
+        says whether it exists): read and judged then, skipped otherwise."""
+        return name in self.db.names() and not self.db.may_list(name, version)
+
+    def _pins_nothing(self, need: Need) -> bool:
+        """Whether `need`, on a package that cannot constrain the stack's,
+        pins a release the index does not have: no installer can install
+        what requires it, which the check reports (the resolution finds no
+        such release). Its other requirements are pip's business."""
+        pinned = pinned_version(need.specifier)
+        if pinned is None or need.name not in self.db.names():
+            return False
+        component = self.db.component(need.name)
+        return component is not None and component.exists(pinned) is False
 
     def _rule_needs(self, release: Release, parent: str) -> list[Need]:
         component = self.db.component(release.package)

@@ -288,6 +288,21 @@ class Database:
             self._components[name] = self._read_component(name) if name in self.names() else None
         return self._components[name]
 
+    def may_list(self, name: str, version: str) -> bool:
+        """Whether the snapshot of `name`, not read yet, may list release
+        `version` (as ``db sync`` writes it): the text of its header holds
+        it, quoted. No more than that first line is read: a pin on a package
+        a check does not resolve is looked up so, and the component read only
+        when the header lacks it (to say whether the release exists); False
+        for a component read already, which answers as cheaply."""
+        if self._components.get(name) is not None:
+            return False  # read already: `Component.exists` answers as cheaply
+        try:
+            with open(self.snapshot_path(name), "rb") as handle:
+                return f'"{version}"'.encode() in handle.readline()
+        except (OSError, UnicodeError):
+            return False
+
     def snapshot_path(self, name: str) -> str:
         """The metadata snapshot of package `name` (layers.py picks the newest of several)."""
         return os.path.join(self.metadata_dir, f"{name}.jsonl")
@@ -511,13 +526,13 @@ def meets(component: Component, specifier: SpecifierSet, likely: Iterable[Versio
     the packages it pins, nor of those a range on the newest release admits."""
     releases = component.releases
     newest = releases.last_written() if isinstance(releases, Releases) else None
-    for version in (*likely, _named(specifier), newest):
+    for version in (*likely, pinned_version(specifier), newest):
         if version is not None and version in releases and specifier.contains(version, prereleases=True):
             return True
     return any(specifier.contains(v, prereleases=True) for v in component.newest_first())
 
 
-def _named(specifier: SpecifierSet) -> Version | None:
+def pinned_version(specifier: SpecifierSet) -> Version | None:
     """The version of a specifier that is one ``==X`` (no wildcard), else None."""
     if len(specifier) != 1:
         return None

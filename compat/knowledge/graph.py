@@ -252,8 +252,16 @@ def relevant(graph: dict[str, Any], named: Iterable[str]) -> set[str]:
     if isinstance(reach, list):
         known = set(reach)
         if named <= known:
-            return {node.split("[", 1)[0] for node in known}
-    return {node.split("[", 1)[0] for node in _reaching(graph, set(graph["tracked"]) | named)}
+            return _packages(known)
+    return _packages(_reaching(graph, set(graph["tracked"]) | named))
+
+
+def _packages(nodes: set[str]) -> set[str]:
+    """The packages among `nodes`. An extra's node ``p[x]`` adds nothing:
+    when something asks for ``p[x]``, the walk has reached ``p`` too (its
+    release decides which lines of ``x`` apply); when nothing does, ``p`` is
+    installed without them, and its own lines are what count."""
+    return {node for node in nodes if "[" not in node}
 
 
 def _reaching(graph: dict[str, Any], targets: set[str]) -> set[str]:

@@ -245,14 +245,16 @@ class Release:
         return self._parsed
 
     def dependencies_for(
-        self, extras: frozenset[str] = frozenset(), wanted: Callable[[str], bool] | None = None
+        self, extras: frozenset[str] = frozenset(), wanted: Callable[[str], bool] | None = None,
+        pins: Callable[[str, str], bool] | None = None,
     ) -> list[Dependency]:
         """The requirements that can apply when `extras` are requested.
 
         Most Requires-Dist lines of a large package belong to extras nobody
         asked for, or name packages nobody tracks; those are skipped before
-        they are parsed (`wanted` sees the normalized name). Parsed lines are
-        kept for the next call.
+        they are parsed (`wanted` sees the normalized name), except a line
+        that pins one release (``name==1.0``) `pins` asks for, given the name
+        and the version as written. Parsed lines are kept for the next call.
         """
         out = []
         for index, text in enumerate(self.requires_dist):
@@ -262,11 +264,35 @@ class Release:
                     continue
             head = _NAME.match(text)
             name = canonicalize_name(head.group(0).strip()) if head is not None else ""
-            if name in self.relaxed or (wanted is not None and head is not None and not wanted(name)):
+            if name in self.relaxed:
                 continue
+            if wanted is not None and head is not None and not wanted(name):
+                pinned = _pin_text(text, head.end()) if pins is not None else None
+                if pinned is None or not pins(name, pinned):
+                    continue
             out.append(Dependency(self.requirement(index), "metadata"))
         out.extend(self.curated)
         return out
+
+
+def _pin_text(text: str, start: int) -> str | None:
+    """The version a Requires-Dist line pins alone (``==1.0``, after the
+    name that ends at `start`, its extras, and in parentheses or not), as
+    written; None for any other line (which its parse would read the same).
+
+    >>> _pin_text("numba==0.65.0; python_version < '3.14'", 5), _pin_text("x[a] (== 1.2)", 1)
+    ('0.65.0', '1.2')
+    >>> _pin_text("x>=1,==1.2", 1), _pin_text("x===1.2", 1), _pin_text("x==1.*", 1)
+    (None, None, None)
+    """
+    spec = text[start:].split(";", 1)[0].strip()
+    if spec.startswith("["):
+        spec = spec[spec.find("]") + 1:].strip() if "]" in spec else ""
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1].strip()
+    if not spec.startswith("==") or spec.startswith("===") or "," in spec or spec.endswith(".*"):
+        return None
+    return spec[2:].strip() or None
 
 
 class Rule(Record):
