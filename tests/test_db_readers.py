@@ -27,6 +27,7 @@ import compat
 from compat import Database, DatabaseError, _compiled, _toml, cli
 from compat.knowledge.graph import read_graph, write_graph
 from compat.knowledge.lint import lint_database
+from compat.knowledge.requires import _common
 from compat.knowledge.snapshot import (
     simple_requirement,
     _wheel_file,
@@ -508,6 +509,28 @@ def test_the_fast_path_accepts_only_lines_packaging_accepts():
                    "a; python_version == '\\'", "a; os_name == 'a\nb'"]
     for text in near_misses:
         assert not simple_requirement().match(text), text
+
+
+def test_requirement_lines_are_built_as_packaging_parses_them():
+    """A check builds the common lines without packaging's parser
+    (requires._common): over the lines of the tracked packages' snapshots,
+    each so built is the requirement packaging parses, and most are."""
+    from .test_fuzz_db import same_requirement
+
+    texts = set()
+    for name in ("vllm", "sglang", "transformers", "torch", "flashinfer-python", "diffusers", "vllm-omni"):
+        with open(BUNDLED / "metadata" / f"{name}.jsonl", encoding="utf-8") as handle:
+            handle.readline()
+            for line in handle:
+                texts.update(json.loads(line).get("requires_dist", ()))
+    built = {text: _common(text) for text in texts}
+    assert sum(1 for r in built.values() if r is not None) > 0.9 * len(texts)
+    for text, requirement in built.items():
+        if requirement is not None:
+            same_requirement(requirement, text)
+    for text in ["a>=1,", "a[b,]", "a (>=1", "a; ", "a >=1 <2", "a @ https://x.example/a.whl", "a; extras == 'x'",
+                 "a; python_version ~= '3'", "-a", "a.>=1", "a[]]"]:
+        assert _common(text) is None, text
 
 
 def test_a_check_of_the_small_database_still_works(data):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 
@@ -34,6 +35,9 @@ def parse_requirement(text: str) -> Requirement:
     long = long_number(text)
     if long is not None:
         raise ValueError(long)
+    fast = _common(text)
+    if fast is not None:
+        return fast
     try:
         requirement = Requirement(text)
         problem = _marker_problem(getattr(requirement.marker, "_markers", []))
@@ -44,6 +48,69 @@ def parse_requirement(text: str) -> Requirement:
     if problem is not None:
         raise ValueError(problem)
     return requirement
+
+
+# Most lines are a name, extras, version bounds and a marker shared by many
+# lines (platform_system == "Linux"): those are built as packaging builds
+# them (Requirement.__new__ and its five attributes), from the specifier set
+# and the marker each parsed once; any other line, or one these steps
+# refuse, is parsed by packaging, which says what is wrong with it.
+# tests/test_requires.py holds the two to the same result.
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_OPERATOR_START = frozenset("=!<>~")
+
+
+def _common(text: str) -> Requirement | None:
+    """`text` parsed without packaging's parser, or None when it is not a
+    common line (or is not valid: packaging then says why)."""
+    if "@" in text:
+        return None  # a URL, or an @ in a marker's string
+    body, semicolon, marker_text = text.partition(";")
+    body = body.strip()
+    end = 0
+    while end < len(body) and body[end] in _NAME_CHARS:
+        end += 1
+    name = body[:end]
+    if not name or not name[0].isalnum() or not name[-1].isalnum():
+        return None
+    rest = body[end:].lstrip()
+    extras: list[str] = []
+    if rest.startswith("["):
+        close = rest.find("]")
+        if close == -1:
+            return None
+        inner = rest[1:close].strip()
+        extras = [extra.strip() for extra in inner.split(",")] if inner else []
+        if not all(extra and extra[0].isalnum() and extra[-1].isalnum() and _NAME_CHARS.issuperset(extra)
+                   for extra in extras):
+            return None
+        rest = rest[close + 1:].strip()
+    if rest.startswith("(") and rest.endswith(")"):
+        rest = rest[1:-1].strip()
+    if rest and not all(part.strip()[:1] in _OPERATOR_START for part in rest.split(",")):
+        return None  # not a list of specifiers: an empty one, a stray character
+    try:
+        specifier = parse_specifier(rest)
+        marker = _marker(marker_text.strip()) if semicolon else None
+    except (ValueError, RecursionError):  # InvalidSpecifier, InvalidMarker, a marker that cannot be evaluated
+        return None
+    requirement = Requirement.__new__(Requirement)
+    requirement.name = name
+    requirement.url = None
+    requirement.extras = set(extras)
+    requirement.specifier = specifier
+    requirement.marker = marker
+    return requirement
+
+
+@functools.lru_cache(maxsize=4096)
+def _marker(text: str) -> Marker:
+    """Marker(text), once per process for each text, refused (a ValueError)
+    where it cannot be evaluated. (Shared: a marker is never changed.)"""
+    marker = Marker(text)
+    if _marker_problem(marker._markers) is not None:
+        raise ValueError(text)
+    return marker
 
 
 @functools.lru_cache(maxsize=16384)
