@@ -200,4 +200,4 @@ def test_the_releases_a_resolution_lists_are_those_is_yanked_keeps():
         component = db.component(name)
         if component.releases:
             component.release(component.newest_first()[-1])  # one made before the list
-        assert newest_unyanked(component) == [v for v in component.newest_first() if not is_yanked(component, v)]
+        assert list(newest_unyanked(component)) == [v for v in component.newest_first() if not is_yanked(component, v)]

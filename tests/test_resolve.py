@@ -350,8 +350,29 @@ def test_a_pinned_check_lists_no_release_of_what_it_pins(tmp_path, monkeypatch):
     db = synthetic_database(tmp_path / "db", packages)
     assert check_stack(_stack(db, {"app": "39.0", "lib": "39.0"}), db).ok
     assert listed == []
-    assert check_stack(_stack(db, {"app": "39.0", "lib": ">=2"}), db).ok  # a range is chosen from the list
-    assert "lib" in listed
+    # a range is chosen from the releases newest first, drawn as far as they are read: none is listed whole
+    assert check_stack(_stack(db, {"app": "39.0", "lib": ">=2"}), db).ok
+    assert listed == []
+
+
+VERSION_TEXTS = st.sampled_from(["0.32.0", "0.32.1", "0.32.1rc1", "0.4", "0.4.0.post1", "1", "1.0.0", "1!0.1", "v2.0",
+                                 "2.0.0+cu128", "2.0.0.dev1", "10.0", "2.10.0a1", "1.post2", "4rc1", "0.32.10"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(VERSION_TEXTS, max_size=10), st.lists(VERSION_TEXTS, max_size=3))
+def test_releases_newest_first_are_the_sorted_releases(tmp_path_factory, texts, curated):
+    """`Releases.newest_first` parses a group of releases only when reached,
+    and gives what sorting them all gives; curated releases take their place."""
+    from compat.knowledge.database import Releases
+
+    unique: dict[Version, str] = {}
+    for text in texts:  # each release once, written as given (v2.0, 1!0.1: parsed at once)
+        unique.setdefault(Version(text), text)
+    lines = [(text, False, lambda: {}) for text in unique.values()]
+    made = {Version(t): None for t in curated}
+    releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made)  # type: ignore[arg-type]
+    assert list(releases.newest_first()) == sorted(set(unique) | set(made), reverse=True)
 
 
 def test_releases_are_found_as_pep_440_compares_them(tmp_path):
@@ -404,6 +425,7 @@ def test_the_releases_a_range_admits_are_those_it_contains(parts, name):
     specifier = SpecifierSet(",".join(f"{op}{v}" for op, v in parts if op and not (op == "~=" and "." not in v)))
     db = Database.load()
     provider = StackProvider(load_stack({"system": {"python": "3.12"}, "packages": {"vllm": "0.32.0"}}, db), db)
-    everything = provider._admitted(name, SpecifierSet())
-    assert everything == sorted(everything, reverse=True)
-    assert provider._admitted(name, specifier) == [v for v in everything if specifier.contains(v, prereleases=True)]
+    everything = list(provider._admitted(name, SpecifierSet()))
+    releases = db.component(name).releases
+    assert everything == sorted((v for v in releases if not releases[v].is_yanked), reverse=True)
+    assert list(provider._admitted(name, specifier)) == [v for v in everything if specifier.contains(v, prereleases=True)]

@@ -25,7 +25,7 @@ from .._record import Record
 from .._names import normalize
 from .._versions import overlap
 from ..errors import ResolutionTooComplex
-from ..knowledge.database import Database, meets, newest_unyanked, pinned_version
+from ..knowledge.database import Database, Drawn, meets, newest_unyanked, pinned_version
 from ..knowledge.model import Build, Component, Release, Rule
 from ..sources.stack import Stack
 from .builds import Platform, Problem, Selected, WheelFit, judge_build, select_build, wheel_fit
@@ -204,7 +204,8 @@ class _Candidates(Sequence[Candidate]):
     each made when first reached: resolvelib usually takes one of the first,
     and most releases of a large package are never looked at."""
 
-    def __init__(self, name: str, extras: frozenset[str], versions: list[Version], releases: Mapping[Version, Release]) -> None:
+    def __init__(self, name: str, extras: frozenset[str], versions: Sequence[Version],
+                 releases: Mapping[Version, Release]) -> None:
         self.name, self.extras, self.versions, self.releases = name, extras, versions, releases
         self.made: list[Candidate] = []
 
@@ -226,8 +227,10 @@ class _Candidates(Sequence[Candidate]):
 
     def __iter__(self) -> Iterator[Candidate]:
         made = self.made
-        for index in range(len(self.versions)):
-            yield made[index] if index < len(made) else self[index]
+        for index, version in enumerate(self.versions):  # drawn as far as they are tried
+            if index == len(made):
+                made.append(Candidate(self.name, version, self.extras, self.releases[version]))
+            yield made[index]
 
 
 def _pins(specifier: SpecifierSet) -> bool:
@@ -297,7 +300,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self.gaps: list[Gap] = []
         self._gap_keys: set[tuple[str, str]] = set()
         self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Need]] = {}
-        self._unyanked: dict[str, list[Version]] = {}  # name -> its releases not yanked, newest first
+        self._unyanked: dict[str, Sequence[Version]] = {}  # name -> its releases not yanked, newest first
 
     # -- resolvelib's five questions ----------------------------------------
 
@@ -724,16 +727,17 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         can run on the stack, as an installer skips releases without a wheel
         for its platform (this decodes each release, so the resolver applies
         it lazily instead)."""
-        versions = self._admitted(name, specifier)
+        versions: Sequence[Version] = self._admitted(name, specifier)
         if installable:
             component = self.db.component(name)
             assert component is not None
             versions = [v for v in versions if self.installable(component.releases[v])]
         pre = self.pre or any(_names_prerelease(s) for s in (specifier, *also))
-        return self._prerelease_policy(versions, pre)
+        return list(self._prerelease_policy(versions, pre))
 
-    def _admitted(self, name: str, specifier: SpecifierSet) -> list[Version]:
-        """Releases of `name` that `specifier` admits, newest first, without yanked ones."""
+    def _admitted(self, name: str, specifier: SpecifierSet) -> Sequence[Version]:
+        """Releases of `name` that `specifier` admits, newest first, without
+        yanked ones (all of them: drawn as far as they are read)."""
         component = self.db.component(name)
         if component is None:
             return []
@@ -741,7 +745,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if unyanked is None:
             unyanked = self._unyanked[name] = newest_unyanked(component)
         if not specifier:
-            return list(unyanked)
+            return unyanked
         # Newest first: past a release below the set's lower bound (>=, >, ~=), every
         # later one is below it too, and none is admitted (a release's local label
         # does not lift it over the bound: those compare by their public version).
@@ -755,13 +759,28 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         return admitted
 
     @staticmethod
-    def _prerelease_policy(versions: list[Version], pre: bool) -> list[Version]:
+    def _prerelease_policy(versions: Sequence[Version], pre: bool) -> Sequence[Version]:
         """Pre-releases only when asked for (`pre`: a specifier names one, or
-        --pre), or when nothing else would do: uv's "if-necessary-or-explicit"."""
+        --pre), or when nothing else would do: uv's "if-necessary-or-explicit"
+        (drawn as far as they are read)."""
         if pre:
             return versions
-        finals = [v for v in versions if not v.is_prerelease]
-        return finals or versions
+        return Drawn(_finals_else_all(versions))
+
+
+def _finals_else_all(versions: Iterable[Version]) -> Iterator[Version]:
+    """The final releases among `versions`, in order; all of them when
+    there is none (pre-releases are held until the end shows that)."""
+    held: list[Version] = []
+    final = False
+    for version in versions:
+        if not version.is_prerelease:
+            final = True
+            yield version
+        elif not final:
+            held.append(version)
+    if not final:
+        yield from held
 
 
 def _floor(specifier: SpecifierSet) -> Version | None:

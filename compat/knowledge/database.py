@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -29,7 +29,7 @@ from .._record import Record
 from .. import _toml
 from .._names import normalize
 from ..errors import DatabaseError
-from ._schema import Table, database_error, read_text
+from ._schema import MAX_DIGITS, Table, database_error, read_text
 from .catalog import Gpu, GpuCatalog
 from .graph import GRAPH_FILE, read_graph, relevant
 from .conditions import Condition, ConditionError, parse_condition
@@ -459,14 +459,49 @@ class Releases(MutableMapping[Version, Release]):
         """Every yanked release, as `is_yanked` tells each (one pass over the
         list, for a resolution that lists every release: a release made and
         a curated status win over a line's mark)."""
-        every = self._every()
-        out = {parse_version(text) for text, (_, yanked, _) in self._lines.items() if yanked}  # as `_every` parsed them
+        out = {_release_version(text, self._path, number, {})
+               for text, (number, yanked, _) in self._lines.items() if yanked}  # as `_every` parses them
         for version, curated in self._curated.items():
-            if every.get(version) is None or curated.status != "release":
+            if self._text(version)[1] is None or curated.status != "release":
                 (out.add if curated.is_yanked else out.discard)(version)
         for version, made in self._made.items():
             (out.add if made.is_yanked else out.discard)(version)
         return out
+
+    def newest_first(self) -> Iterator[Version]:
+        """Every version, newest first, parsed as the order reaches it.
+
+        A resolution takes the first release that fits, and most of a large
+        package's releases are never reached: the versions are grouped by
+        their epoch and first two release numbers, read from the text
+        without parsing it where it is plain (`_group`), and each group is
+        parsed and sorted when reached. Groups come in the versions' own
+        order (PEP 440 compares the epoch, then the release numbers from the
+        left). A line never reached is never checked (two lines of one
+        release are refused when their group is parsed; `db lint` reads
+        them all)."""
+        if self._all is not None:
+            yield from sorted(self._all, reverse=True)
+            return
+        groups: dict[tuple[int, int, int], list[Any]] = {}
+        for text, key in zip(self._lines, map(_group, self._lines)):
+            if key is None:  # not plain: parsed now
+                key = _version_group(_release_version(text, self._path, self._lines[text][0], {}))
+            groups.setdefault(key, []).append(text)
+        for version in self._curated:
+            groups.setdefault(_version_group(version), []).append(version)
+        for key in sorted(groups, reverse=True):
+            seen: dict[Version, int] = {}
+            found: set[Version] = set()
+            for member in groups[key]:
+                if isinstance(member, str):
+                    number = self._lines[member][0]
+                    version = _release_version(member, self._path, number, seen)
+                    seen[version] = number
+                else:
+                    version = member
+                found.add(version)
+            yield from sorted(found, reverse=True)
 
     def __getitem__(self, version: Version) -> Release:
         found, text = self._text(version)
@@ -502,12 +537,82 @@ class Releases(MutableMapping[Version, Release]):
         return f"Releases({self._package!r}, {len(self._lines)} in the snapshot, {len(self._made)} made)"
 
 
-def newest_unyanked(component: Component) -> list[Version]:
-    """The component's releases, newest first, without the yanked ones."""
+_DIGITS = "0123456789"
+
+
+def _group(text: str) -> tuple[int, int, int] | None:
+    """(epoch, first, second release number) of a version written plainly
+    (ASCII, a digit first, no epoch: ``0.32.0``, ``2.10.0rc1``, ``1.2+cu128``),
+    read without parsing it; None for any other text (parsed instead). A
+    text of that form that is no version is refused when its group is.
+
+    >>> _group("0.32.1"), _group("4rc1"), _group("1.post2"), _group("1!2.0"), _group("v1.0")
+    ((0, 0, 32), (0, 4, 0), (0, 1, 0), None, None)
+    """
+    if not text.isascii() or "!" in text or len(text) > MAX_DIGITS:
+        return None
+    head, dot, rest = text.partition(".")
+    if head.isdigit():  # 0.32.0: the common case
+        if not dot:
+            return 0, int(head), 0
+        second = rest.partition(".")[0]
+        if not second.isdigit():
+            second = second[: len(second) - len(second.lstrip(_DIGITS))]  # 2rc1, post1
+        return 0, int(head), int(second) if second else 0
+    first = head[: len(head) - len(head.lstrip(_DIGITS))]  # 4rc1: one release number
+    return (0, int(first), 0) if first else None
+
+
+def _version_group(version: Version) -> tuple[int, int, int]:
+    release = version.release
+    return version.epoch, release[0], release[1] if len(release) > 1 else 0
+
+
+class Drawn(Sequence[Any]):
+    """A sequence drawn from an iterator as far as it is read."""
+
+    def __init__(self, source: Iterable[Any]) -> None:
+        self._items: list[Any] = []
+        self._source: Iterator[Any] | None = iter(source)
+
+    def _fill(self, index: int | None) -> None:
+        """Draw items until there are more than `index` (None: all)."""
+        items, source = self._items, self._source
+        while source is not None and (index is None or len(items) <= index):
+            try:
+                items.append(next(source))
+            except StopIteration:
+                self._source = source = None
+
+    def __getitem__(self, index: Any) -> Any:
+        self._fill(None if isinstance(index, slice) or index < 0 else index)
+        return self._items[index]
+
+    def __len__(self) -> int:
+        self._fill(None)
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Any]:
+        index = 0
+        while True:
+            self._fill(index)
+            if index >= len(self._items):
+                return
+            yield self._items[index]
+            index += 1
+
+    def __bool__(self) -> bool:
+        self._fill(0)
+        return bool(self._items)
+
+
+def newest_unyanked(component: Component) -> Sequence[Version]:
+    """The component's releases, newest first, without the yanked ones: a
+    snapshot's drawn as they are read (`Releases.newest_first`)."""
     releases = component.releases
     if isinstance(releases, Releases):
         yanked = releases.yanked()
-        return [v for v in component.newest_first() if v not in yanked] if yanked else list(component.newest_first())
+        return Drawn(v for v in releases.newest_first() if v not in yanked)
     return [v for v in component.newest_first() if not releases[v].is_yanked]
 
 
