@@ -99,3 +99,20 @@ def test_a_source_id_is_read_from_its_line(text):
     lines = [re.match(r'id[^\S\n]*=[^\S\n]*"([^"\n]+)"', line) for line in text.split("\n")]
     first = next((m.group(1) for m in lines if m), None)
     assert _source_id(text) == first
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(['[[source]]', '  [[source]] ', 'id = "a"', 'id = "b"', 'id="a"', 'title = "x"',
+                                 '[other]', ' [x]', '', 'url = "[y]"', 'id = "a" # again']), max_size=12),
+       st.sampled_from(["a", "b"]), st.booleans())
+def test_a_source_block_is_the_one_indexing_every_block_finds(lines, source_id, newline):
+    from compat import _toml
+    from compat.knowledge.database import _source_block, _source_id
+
+    text = "\n".join(lines) + ("\n" if newline else "")
+    index = {}
+    for _, block in _toml.blocks(text, "source"):
+        found = _source_id(block)
+        if found is not None:
+            index[found] = block
+    assert _source_block(text, source_id) == index.get(source_id)

@@ -80,7 +80,7 @@ class Database:
         self._sources: dict[str, Source] | None = None
         self._source_cache: dict[str, Source | None] = {}
         self._sources_text: str | None = None
-        self._source_blocks: dict[str, str] = {}
+        self._source_blocks: dict[str, str] | None = None  # every block by ID, where `_source_block` cannot cut them
         self._names: set[str] | None = None
         self._curated: set[str] | None = None
         self._cuda: CudaFacts | None = None
@@ -265,12 +265,17 @@ class Database:
                 self._sources_text = read_text(path)  # a byte that is not UTF-8: a DatabaseError naming its line
             except OSError:
                 return None
-            self._source_blocks = {}
-            for _, block in _toml.blocks(self._sources_text, "source"):
-                found = _source_id(block)
-                if found is not None:
-                    self._source_blocks[found] = block
-        block = self._source_blocks.get(source_id)
+        text = self._sources_text
+        if any(c in text for c in _OTHER_LINE_BREAKS):  # lines as str.splitlines cuts them: every block, indexed
+            if self._source_blocks is None:
+                self._source_blocks = {}
+                for _, block in _toml.blocks(text, "source"):
+                    found = _source_id(block)
+                    if found is not None:
+                        self._source_blocks[found] = block
+            block = self._source_blocks.get(source_id)
+        else:
+            block = _source_block(text, source_id)
         if block is None:
             return None
         parsed = _parse_sources(_toml.loads(block, file=path, error=DatabaseError), path)
@@ -385,6 +390,7 @@ class Releases(MutableMapping[Version, Release]):
                 seen[_release_version(text, path, number, seen)] = number
         self._made: dict[Version, Release] = {}
         self._all: dict[Version, str | None] | None = None  # every version -> its text (None: curated alone)
+        self._drawn: dict[Version, str] = {}  # the versions `newest_first` parsed -> their lines' text
 
     def _every(self) -> dict[Version, str | None]:
         if self._all is None:
@@ -406,6 +412,9 @@ class Releases(MutableMapping[Version, Release]):
         """Whether `version` is a release here, and its line's text (None: curated alone)."""
         every = self._all
         if every is None:
+            text = self._drawn.get(version)
+            if text is not None:  # parsed from its line by `newest_first`
+                return True, text
             text = str(version)
             if text in self._lines:  # written as str() writes it: no need to parse the others
                 return True, text
@@ -498,6 +507,7 @@ class Releases(MutableMapping[Version, Release]):
                     number = self._lines[member][0]
                     version = _release_version(member, self._path, number, seen)
                     seen[version] = number
+                    self._drawn[version] = member
                 else:
                     version = member
                 found.add(version)
@@ -859,6 +869,52 @@ def _source_id(block: str) -> str | None:
             if end > 1:
                 return value[1:end]
     return None
+
+
+# What str.splitlines (and so _toml.blocks) cuts lines at besides "\n"
+_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _source_block(text: str, source_id: str) -> str | None:
+    """The [[source]] block of `text` whose ID is `source_id`, as indexing
+    every block of ``_toml.blocks`` by `_source_id` finds it (the last of
+    two with one ID), found from the ID's own line: a check needs a few
+    of a hundred sources. For text whose lines end at "\n" alone."""
+    needle = f'"{source_id}"'
+    at = text.rfind(needle)
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if _source_id(_line_at(text, start)) == source_id:
+            block = _block_around(text, start)
+            if block is not None and _source_id(block) == source_id:
+                return block
+        at = text.rfind(needle, 0, at)
+    return None
+
+
+def _line_at(text: str, start: int) -> str:
+    end = text.find("\n", start)
+    return text[start:] if end == -1 else text[start:end]
+
+
+def _block_around(text: str, start: int) -> str | None:
+    """The [[source]] block holding the line that starts at `start`, as
+    `_toml.blocks` cuts it; None when that line is in no such block."""
+    marker = "[[source]]"
+    first = start
+    while _line_at(text, first).strip() != marker:  # back to the block's marker line
+        if _line_at(text, first).startswith("[") or first == 0:
+            return None
+        first = text.rfind("\n", 0, first - 1) + 1
+    lines = [_line_at(text, first)]
+    at = first + len(lines[0]) + 1
+    while at < len(text):
+        line = _line_at(text, at)
+        if line.strip() == marker or line.startswith("["):
+            break
+        lines.append(line)
+        at += len(line) + 1
+    return "\n".join(lines)
 
 
 def _is_label(text: str) -> bool:
