@@ -389,3 +389,25 @@ def test_sglang_takes_an_unambiguous_prefix_of_a_flag_as_argparse_does():
     assert "option-unknown:sglang:en" in ids(check(ambiguous))
     vllm = {**REALISTIC, "packages": {"vllm": "0.32.0"}, "options": {"vllm": {"max-model": 4096}}}
     assert "option-unknown:vllm:max-model" in ids(check(vllm))
+
+
+@pytest.mark.parametrize("component, every", [("vllm", 1), ("vllm-omni", 1), ("sglang", 7)])
+def test_a_flag_looked_up_in_the_text_has_the_definitions_a_full_parse_gives(component, every):
+    """A check finds a flag's tables by searching the text for it
+    (OptionCatalog._look_up): for the bundled catalogs' spellings (every
+    one, or a sample), in any case and with underscores, it finds what the
+    full parse finds, and no table for a flag no release has."""
+    from packaging.version import Version
+
+    from compat.knowledge.options import OptionCatalog
+
+    path = Database.load().option_catalog(component).file
+    full = OptionCatalog.load(path, component)
+    looked = OptionCatalog.scan(path, component)
+    for spelling in sorted(full.spellings())[::every]:
+        written = spelling.upper().replace("-", "_") if len(spelling) % 2 else spelling
+        assert looked.definitions(written) == full.definitions(spelling), spelling
+        for version in ("0.20.0", "0.32.0", "0.5.22"):
+            assert looked.at(spelling, Version(version)) == full.at(spelling, Version(version)), (spelling, version)
+    assert not looked.knows("no-such-flag-anywhere") and not looked.knows("e")
+    assert looked._raw is not None  # found without indexing every table
