@@ -1,6 +1,6 @@
 """The command line. It maps flags to the pieces; the work is elsewhere.
 
-One module a family of commands: `stack` (check, resolve, why), `db`."""
+One module a family of commands: `stack` (check), `resolve` (resolve, why), `db`."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ class _Commands(click.Group):
     of the others. A module registers its commands on `cli` when imported."""
 
     modules = {
-        "check": "stack", "resolve": "stack", "why": "stack", "db": "db", "detect": "detect", "graph": "graph",
+        "check": "stack", "resolve": "resolve", "why": "resolve", "db": "db", "detect": "detect", "graph": "graph",
         "matrix": "matrix", "upgrade": "upgrade", "diff": "upgrade", "outdated": "upgrade",
     }
 
