@@ -48,6 +48,7 @@ from .model import (
     Unread,
 )
 from .paths import default_data_dir
+from .requires import parse_specifier
 from .snapshot import WHEELS, _release_version, parse_version, release_lines, snapshot_release, wheel_records
 
 if TYPE_CHECKING:
@@ -954,7 +955,7 @@ def _specifier(table: Table, name: str, default: str | None = None) -> Specifier
     if text is None:
         return None
     try:
-        return SpecifierSet(text)
+        return parse_specifier(text)  # builds repeat their ranges (==2.8.*): parsed once
     except InvalidSpecifier:
         raise table.error(f"invalid version specifier {text!r}", name) from None
 

@@ -480,7 +480,7 @@ class Unread:
         if index not in self._ranges:
             written = self._tables[index].data.get("releases", "")
             try:
-                self._ranges[index] = SpecifierSet(written) if isinstance(written, str) else None
+                self._ranges[index] = parse_specifier(written) if isinstance(written, str) else None
             except ValueError:  # InvalidSpecifier: the parse says so
                 self._ranges[index] = None
         return self._ranges[index]
