@@ -198,10 +198,13 @@ def select_build(
     the database lists none for the index.
     """
     version = release.version
-    # builds split by platform (a build's aarch64 wheels carry other kernels) come first for the stack's own
-    builds = sorted(component.builds_for(version), key=lambda b: not _on_platform(b, stack))
     label = spec.build if spec is not None else None
     platform = stack.system.platform
+    index = stack.system.index
+    # builds split by platform (a build's aarch64 wheels carry other kernels) come first for the stack's own;
+    # with neither a label nor another index, the package index's own builds alone are read
+    builds = sorted(component.builds_for(version, None if label is not None or index != "pypi" else "pypi"),
+                    key=lambda b: not _on_platform(b, stack))
     if label is not None:
         chosen = [b for b in builds if b.label == label]
         if chosen and _on_platform(chosen[0], stack):
@@ -212,7 +215,6 @@ def select_build(
         if named is not None:
             return Selected(named, "label"), None
         return None, f"the database knows no build of {component.name} {version} labelled +{label}"
-    index = stack.system.index
     if index != "pypi":
         chosen = [b for b in builds if b.index == index]
         if chosen and _on_platform(chosen[0], stack):

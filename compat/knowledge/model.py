@@ -490,13 +490,16 @@ class Unread:
             self._made[index] = self._parse(self._tables[index], None)
         return self._made[index]
 
-    def covering(self, version: Version | None) -> list[Any]:
+    def covering(self, version: Version | None, keep: Callable[[Any], bool] | None = None) -> list[Any]:
+        """The facts whose releases cover `version` (among the tables `keep` keeps)."""
         if version is None:
             return []
         if self._public and version.local is not None:
             version = Version(version.public)
         out = []
         for index in range(len(self._tables)):
+            if keep is not None and index not in self._made and not keep(self._tables[index]):
+                continue
             releases = self._range(index)
             if releases is None or releases.contains(version, prereleases=True):
                 fact = self._one(index)
@@ -586,10 +589,13 @@ class Component:
         unread = self.unread_rules.covering(version) if self.unread_rules is not None else []
         return [*unread, *(r for r in self._rules if r.covers(version))]
 
-    def builds_for(self, version: Version) -> list[Build]:
-        """The builds of `version`, in file order: a check parses only these."""
-        unread = self.unread_builds.covering(version) if self.unread_builds is not None else []
-        return [*unread, *(b for b in self._builds if b.covers(version))]
+    def builds_for(self, version: Version, index: str | None = None) -> list[Build]:
+        """The builds of `version`, in file order: a check parses only these
+        (with `index`, only that index's: what a table says it is served
+        by is read before it is parsed)."""
+        keep = None if index is None else (lambda table: (table.data.get("index") or "pypi") == index)
+        unread = self.unread_builds.covering(version, keep) if self.unread_builds is not None else []
+        return [b for b in (*unread, *(b for b in self._builds if b.covers(version))) if index is None or b.index == index]
 
     @property
     def index_versions(self) -> frozenset[Version] | None:
