@@ -369,9 +369,9 @@ def test_releases_newest_first_are_the_sorted_releases(tmp_path_factory, texts, 
     unique: dict[Version, str] = {}
     for text in texts:  # each release once, written as given (v2.0, 1!0.1: parsed at once)
         unique.setdefault(Version(text), text)
-    lines = [(text, False, lambda: {}) for text in unique.values()]
+    lines = {text: (number, False, lambda: {}) for number, text in enumerate(unique.values(), start=2)}
     made = {Version(t): None for t in curated}
-    releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made)  # type: ignore[arg-type]
+    releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made, len(lines))  # type: ignore[arg-type]
     assert list(releases.newest_first()) == sorted(set(unique) | set(made), reverse=True)
 
 

@@ -49,7 +49,8 @@ from .model import (
 )
 from .paths import default_data_dir
 from .requires import parse_specifier
-from .snapshot import WHEELS, _release_version, parse_version, release_lines, snapshot_release, wheel_records
+from .snapshot import (WHEELS, _release_version, parse_version, read_line, release_lines, release_table, snapshot_release,
+                       wheel_records)
 
 if TYPE_CHECKING:
     from .models import ModelCatalog, ModelEntry
@@ -352,7 +353,7 @@ class Database:
             component = Component(name=name, kind="package")
         component.flag_catalog = functools.partial(self.option_catalog, name)  # facts.py: the defaults of its flags
         if os.path.exists(snapshot_path):
-            header, lines = release_lines(snapshot_path)
+            header, lines, count = release_table(snapshot_path)
             if normalize(header["name"]) != name:
                 raise database_error(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
             component.snapshot_taken = _date_or_none(header["taken"])
@@ -361,7 +362,7 @@ class Database:
             listed = header.get("versions")
             if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
-            component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
+            component.releases = Releases(header["name"], snapshot_path, lines, component.releases, count)
         return component
 
 
@@ -380,14 +381,16 @@ class Releases(MutableMapping[Version, Release]):
     line (`_overlay`).
     """
 
-    def __init__(self, package: str, path: str, lines: list[tuple[str, bool, Callable[[], dict[str, Any]]]],
-                 curated: dict[Version, Release]) -> None:
+    def __init__(self, package: str, path: str, lines: dict[str, tuple[int, bool, Any]], curated: dict[Version, Release],
+                 count: int) -> None:
+        # lines: `snapshot.release_table`'s, of `count` lines
         self._package, self._path, self._curated = package, path, curated
         self._wheels = wheel_records(path)
-        self._lines = {text: (number, yanked, raw) for number, (text, yanked, raw) in enumerate(lines, start=2)}
-        if len(self._lines) < len(lines):  # a version written twice: refuse the second line
+        self._lines = lines
+        if len(lines) < count:  # a version written twice: refuse the second line
+            _, listed = release_lines(path)
             seen: dict[Version, int] = {}
-            for number, (text, _, _) in enumerate(lines, start=2):
+            for number, (text, _, _) in enumerate(listed, start=2):
                 seen[_release_version(text, path, number, seen)] = number
         self._made: dict[Version, Release] = {}
         self._all: dict[Version, str | None] | None = None  # every version -> its text (None: curated alone)
@@ -433,6 +436,8 @@ class Releases(MutableMapping[Version, Release]):
                 release = curated
             else:
                 number, yanked, raw = self._lines[text]
+                if type(raw) is tuple:  # where the line is (the header's `lines`): read when first needed
+                    raw = read_line(self._path, raw, text, yanked, number)
                 release = snapshot_release(self._package, self._path, text, parse_version(text), yanked, raw, self._wheels,
                                            number)
                 if curated is not None:

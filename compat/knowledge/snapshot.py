@@ -744,14 +744,7 @@ def release_lines(path: str) -> tuple[dict[str, Any], list[tuple[str, bool, Call
     stated = header.pop("lines", None)
     entries: list[tuple[str, bool, Callable[[], dict[str, Any]]]] = []
     if stated is None:
-        lines = _raw_lines(path)
-        for number, raw in enumerate(lines[1:], start=2):
-            line = decode_text(raw, path, number)
-            head = _head(line)
-            if head is None:
-                decode_entry(line, path, number)  # raises what is wrong with it
-                raise database_error("expected a JSON object with a version string", file=path, line=number)
-            entries.append((head[0], head[1], functools.partial(decode_entry, line, path, number, requirements=False)))
+        entries = _decoded_lines(path)
     else:
         bind = functools.partial
         try:
@@ -766,6 +759,48 @@ def release_lines(path: str) -> tuple[dict[str, Any], list[tuple[str, bool, Call
                 "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
             ) from None
     return header, entries
+
+
+def _decoded_lines(path: str) -> list[tuple[str, bool, Callable[[], dict[str, Any]]]]:
+    """`release_lines`' entries of a snapshot whose header has no ``lines``: every line read now."""
+    entries = []
+    for number, raw in enumerate(_raw_lines(path)[1:], start=2):
+        line = decode_text(raw, path, number)
+        head = _head(line)
+        if head is None:
+            decode_entry(line, path, number)  # raises what is wrong with it
+            raise database_error("expected a JSON object with a version string", file=path, line=number)
+        entries.append((head[0], head[1], functools.partial(decode_entry, line, path, number, requirements=False)))
+    return entries
+
+
+def release_table(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, bool, Any]], int]:
+    """What `release_lines` reads, as database.Releases keeps it: the
+    header, each version as written -> (its line number, its yanked mark,
+    its reader or, from the header's ``lines``, where the line is: an
+    (offset, length) pair, read by `read_line`), and the number of lines
+    (more than the table holds when a version is written twice)."""
+    header, start = _read_first_line(path, full=False)
+    stated = header.pop("lines", None)
+    if stated is None:
+        entries = _decoded_lines(path)
+        return header, {text: (number, yanked, raw) for number, (text, yanked, raw) in enumerate(entries, start=2)}, \
+            len(entries)
+    try:
+        table = {version: (number, yanked is True, (start + offset, length))
+                 for number, (version, offset, length, yanked) in enumerate(stated, start=2)}
+        if not all(type(version) is str for version in table):  # each version a dict key, as written
+            raise TypeError
+    except (TypeError, ValueError):  # not a list of lists of four; an offset that is no number
+        raise database_error(
+            "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
+        ) from None
+    return header, table, len(stated)
+
+
+def read_line(path: str, where: tuple[Any, Any], version: str, yanked: bool, number: int) -> Callable[[], dict[str, Any]]:
+    """The reader of a release line at `where` (`release_table`)."""
+    return functools.partial(_read_line, path, where[0], where[1], version, yanked, number)
 
 
 def wheel_records(path: str) -> Callable[[], dict[str, list[dict[str, Any]]]]:
