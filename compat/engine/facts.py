@@ -10,7 +10,6 @@ from packaging.version import Version
 from ..knowledge.catalog import lookup_key
 from ..knowledge.conditions import UNKNOWN
 from ..knowledge.model import Component
-from ..knowledge.models import model_key
 from ..sources.stack import Stack
 
 __all__ = ["StackFacts", "VIRTUAL_PREFIX", "virtual_name", "VIRTUAL_LABELS"]
@@ -133,6 +132,8 @@ class StackFacts:
         """
         written, entry = self.stack.model, self.stack.catalog_model
         if key in ("name", "repo"):
+            from ..knowledge.models import model_key  # a stack that names a model (the catalog's module)
+
             given = frozenset(model_key(n) for n in (written.name, written.repo) if n)
             if entry is not None:
                 return entry.identities() | given
