@@ -127,3 +127,19 @@ def test_the_walk_written_in_the_graph_answers_as_a_walk_would():
     for named in ({"vllm", "torch", "transformers"}, {"sglang"}, set(), {"numpy", "vllm"}, {"requests"},
                   set(names[::37]), {"no-such-package"}):
         assert relevant(written, named) == relevant(walked, named), named
+
+
+def test_a_graph_without_reach_is_walked_from_both_its_lines(tmp_path):
+    from compat import Database
+
+    from .test_db_readers import small_database
+
+    data = small_database(tmp_path / "data")
+    graph = data / "metadata" / "_graph.json"
+    head, edges = graph.read_text().splitlines()
+    written = json.loads(head)
+    del written["reach"]
+    graph.write_text(json.dumps(written) + "\n" + edges + "\n")
+    db = Database.load(data)
+    whole = read_graph(str(data / "metadata"))
+    assert "reach" not in whole and db.relevant([]) == relevant(whole, []) and db.relevant(["vllm"]) == relevant(whole, ["vllm"])

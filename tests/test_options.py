@@ -411,3 +411,27 @@ def test_a_flag_looked_up_in_the_text_has_the_definitions_a_full_parse_gives(com
             assert looked.at(spelling, Version(version)) == full.at(spelling, Version(version)), (spelling, version)
     assert not looked.knows("no-such-flag-anywhere") and not looked.knows("e")
     assert looked._raw is not None  # found without indexing every table
+
+
+@pytest.mark.parametrize("text_of", [
+    # a spelling with a capital that str.lower changes and an ASCII search would not
+    lambda opt: opt("a") + opt("groesse", 'aliases = ["GRÖSSE"]\n') + opt("strasse", 'aliases = ["STRAẞE"]\n'),
+    # an [[option]] line inside a multi-line string: the table cannot be cut at it
+    lambda opt: opt("a") + opt("tp", 'summary = """\n[[option]]\n[[option]] tables\n"""\n'),
+])
+def test_the_text_search_answers_as_the_full_parse_where_it_cannot_cut_or_fold(tmp_path, text_of):
+    from packaging.version import Version
+
+    from compat.knowledge.options import OptionCatalog
+
+    def opt(name: str, extra: str = "") -> str:
+        return (f'[[option]]\nname = "{name}"\n{extra}type = "bool"\nreleases = ">=1.0"\ndefault = false\n'
+                'source = "src"\n\n')
+
+    path = tmp_path / "x.toml"
+    path.write_text('schema = 1\ncomponent = "x"\ncovers = ">=1.0"\n\n' + text_of(opt), encoding="utf-8")
+    full = OptionCatalog.load(str(path), "x")
+    for flag in ("grösse", "GRÖSSE", "straße", "groesse", "tp", "a", "b"):
+        looked = OptionCatalog.scan(str(path), "x")
+        assert (looked.knows(flag), looked.definitions(flag), looked.at(flag, Version("1.0")), looked.canonical(flag)) \
+            == (full.knows(flag), full.definitions(flag), full.at(flag, Version("1.0")), full.canonical(flag)), flag

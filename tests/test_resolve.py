@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from compat import Database, ResolutionTooComplex, check, load_stack
+from compat import Database, DatabaseError, ResolutionTooComplex, check, load_stack
 from compat.cli import cli
 from compat.engine.resolver import StackProvider, resolve
 
@@ -373,6 +373,23 @@ def test_releases_newest_first_are_the_sorted_releases(tmp_path_factory, texts, 
     made = {Version(t): None for t in curated}
     releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made, len(lines))  # type: ignore[arg-type]
     assert list(releases.newest_first()) == sorted(set(unique) | set(made), reverse=True)
+
+
+def test_a_curated_release_keeps_its_own_spelling_and_a_broken_list_stays_broken(tmp_path):
+    """A release the curated file writes 2.13 and the snapshot 2.13.0 is the
+    curated one, as `_every` gives it; a line that cannot be parsed is the
+    same error every time the list is read past it."""
+    from compat.knowledge.database import Drawn, Releases
+
+    lines = {text: (number, False, lambda: {}) for number, text in enumerate(["2.12.0", "2.13.0", "2.14.0"], start=2)}
+    releases = Releases("lib", str(tmp_path / "lib.jsonl"), lines, {Version("2.13"): None}, 3)  # type: ignore[dict-item]
+    assert [str(v) for v in releases.newest_first()] == ["2.14.0", "2.13", "2.12.0"]
+    twice = {text: (number, False, lambda: {}) for number, text in enumerate(["1.0", "1.0.0", "2.0"], start=2)}
+    drawn = Drawn(Releases("lib", str(tmp_path / "lib.jsonl"), twice, {}, 3).newest_first())
+    assert drawn[0] == Version("2.0")
+    for _ in range(2):
+        with pytest.raises(DatabaseError, match="listed twice"):
+            list(drawn)
 
 
 def test_releases_are_found_as_pep_440_compares_them(tmp_path):

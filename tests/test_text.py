@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,3 +117,13 @@ def test_a_source_block_is_the_one_indexing_every_block_finds(lines, source_id, 
         if found is not None:
             index[found] = block
     assert _source_block(text, source_id) == index.get(source_id)
+
+
+@pytest.mark.parametrize("text", ["name==1.0\r", "name\u00a0>=1.0", "name>=1.0\n", "name[a\u00a0]",
+                                  "name; os_name=='a'\x1c", "name\u2028==1"])
+def test_a_line_with_whitespace_packaging_does_not_skip_is_refused_as_packaging_refuses_it(text):
+    from compat.knowledge.requires import _common, parse_requirement
+
+    assert _common(text) is None
+    with pytest.raises(ValueError):
+        parse_requirement(text)

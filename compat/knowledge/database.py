@@ -206,8 +206,9 @@ class Database:
         key = frozenset(named)
         if key not in self._relevant:
             graph = self.graph_head()
-            if graph and not (key <= set(graph.get("reach", ())) or "required_by" in graph):
-                graph = self.graph()  # a package outside `reach`: the graph is walked from it
+            reach = graph.get("reach")
+            if graph and "required_by" not in graph and not (isinstance(reach, list) and key <= set(reach)):
+                graph = self.graph()  # a package outside `reach` (or no `reach`): the graph is walked
             self._relevant[key] = frozenset(relevant(graph, key)) if graph else None
         return self._relevant[key]
 
@@ -499,12 +500,12 @@ class Releases(MutableMapping[Version, Release]):
             yield from sorted(self._all, reverse=True)
             return
         groups: dict[tuple[int, int, int], list[Any]] = {}
+        for version in self._curated:  # first: a line of the same release gives way to it, as in `_every`
+            groups.setdefault(_version_group(version), []).append(version)
         for text, key in zip(self._lines, map(_group, self._lines)):
             if key is None:  # not plain: parsed now
                 key = _version_group(_release_version(text, self._path, self._lines[text][0], {}))
             groups.setdefault(key, []).append(text)
-        for version in self._curated:
-            groups.setdefault(_version_group(version), []).append(version)
         for key in sorted(groups, reverse=True):
             seen: dict[Version, int] = {}
             found: set[Version] = set()
@@ -590,15 +591,21 @@ class Drawn(Sequence[Any]):
     def __init__(self, source: Iterable[Any]) -> None:
         self._items: list[Any] = []
         self._source: Iterator[Any] | None = iter(source)
+        self._error: Exception | None = None  # what ended the iterator, raised again past its last item
 
     def _fill(self, index: int | None) -> None:
         """Draw items until there are more than `index` (None: all)."""
         items, source = self._items, self._source
+        if source is None and self._error is not None and (index is None or len(items) <= index):
+            raise self._error
         while source is not None and (index is None or len(items) <= index):
             try:
                 items.append(next(source))
             except StopIteration:
                 self._source = source = None
+            except Exception as exc:  # a line that does not parse: the same error on every read past it
+                self._source, self._error = None, exc
+                raise
 
     def __getitem__(self, index: Any) -> Any:
         self._fill(None if isinstance(index, slice) or index < 0 else index)

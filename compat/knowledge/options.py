@@ -186,8 +186,10 @@ class OptionCatalog:
         (a prefix, a did-you-mean, lint) indexes them all with a line scan
         (`_scanned`, which ``compat db lint`` holds to a full parse)."""
         text = read_text(path)
-        if "\\u" in text or "\\U" in text or "\u0130" in text or "\u212a" in text:
-            # an escape could spell a flag the text does not show; two letters lower() makes ASCII
+        if "\\u" in text or "\\U" in text or (
+                not text.isascii() and text.lower().encode("utf-8") != text.encode("utf-8").lower()):
+            # an escape could spell a flag the text does not show; a letter str.lower changes that the
+            # search (ASCII letters lowered) would not
             return cls._scanned(text, path, component)
         first = 0 if text.startswith("[[option]]\n") else text.find("\n[[option]]\n") + 1
         head = text[:first] if first else text
@@ -324,20 +326,24 @@ class OptionCatalog:
         return found
 
     def _definition(self, entry: list[Any]) -> OptionDef:
-        """The definition of a table `_look_up` found, read now if it was not yet."""
+        """The definition of a table `_look_up` found, read now if it was not
+        yet; _Uncut when it cannot be read alone (an ``[[option]]`` line in
+        a multi-line string cut it): the line scan decides then."""
         if entry[2] is None:
             option = self._read_block(entry[0], entry[1])
-            if option is None:  # found by its lines, yet not a table alone: what the full parse says of it
-                OptionCatalog.load(self.file, self.component)
-                raise DatabaseError("an [[option]] table that cannot be read alone", file=self.file)
+            if option is None:
+                raise _Uncut
             entry[2] = option
         return entry[2]
 
     def _definitions(self, key: str) -> list[OptionDef]:
         if self._raw is not None:
-            found = self._blocks(key)
-            if self._raw is not None:
-                return [self._definition(entry) for entry in found]
+            try:
+                found = self._blocks(key)
+                if self._raw is not None:
+                    return [self._definition(entry) for entry in found]
+            except _Uncut:
+                self._every_block()
         return [self._entry(position) for position in self._by_key.get(key, ())]
 
     def spellings(self) -> dict[str, list[int]]:
@@ -378,15 +384,18 @@ class OptionCatalog:
         parser changed it: only the definition that holds is read."""
         if self._raw is not None:
             found = self._blocks(option_key(flag))
-            if self._raw is not None:
-                for entry in found:
+            try:
+                for entry in found if self._raw is not None else ():
                     if entry[2] is None and version is not None and \
                             _releases_exclude(self._raw[entry[0]:entry[1]].decode("utf-8"), version):
                         continue
                     option = self._definition(entry)
                     if option.has(version):
                         return option
-                return None
+                if self._raw is not None:
+                    return None
+            except _Uncut:
+                self._every_block()
         for position in self._by_key.get(option_key(flag), ()):
             if not self._may_hold(position, version):
                 continue
@@ -481,6 +490,10 @@ _QUOTED = re.compile(r'"([^"\\]*)"')
 _BARE_KEY = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _OTHER_TABLE = re.compile(r"\n\s*\[(?!\[option\]\])")  # a line that opens another table (after the first option)
 _RELEASES_LINE = re.compile(r'^releases = "([^"\\\n]*)"$', re.MULTILINE)
+
+
+class _Uncut(Exception):
+    """A table found by `OptionCatalog._look_up` that does not parse alone."""
 
 
 def _releases_exclude(block: str, version: Version) -> bool:

@@ -63,8 +63,8 @@ _OPERATOR_START = frozenset("=!<>~")
 def _common(text: str) -> Requirement | None:
     """`text` parsed without packaging's parser, or None when it is not a
     common line (or is not valid: packaging then says why)."""
-    if "@" in text:
-        return None  # a URL, or an @ in a marker's string
+    if "@" in text or not text.replace("\t", " ").isprintable():
+        return None  # a URL (or an @ in a marker's string); a character packaging does not skip as it does " \t"
     body, semicolon, marker_text = text.partition(";")
     body = body.strip()
     end = 0
