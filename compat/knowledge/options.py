@@ -158,14 +158,10 @@ class OptionCatalog:
         if isinstance(entry, tuple):  # a scanned block
             _, text, start, end, number = entry
             line = text.count("\n", 0, start) + 1
-            block = text[start:end]
-            data = _toml.loads(block, file=self.file, error=DatabaseError, first_line=line)
-            tables = data.get("option")
-            if set(data) != {"option"} or not isinstance(tables, list) or len(tables) != 1:
+            entry = self._table(text[start:end], line, number)
+            if entry is None:
                 raise DatabaseError("expected one [[option]] table, and no other table after it", file=self.file,
                                     line=line)
-            entry = Table(tables[0], self.file, f"option[{number}]")
-            entry.refuse_long_numbers(block)  # what a full parse (`load`) checks at the root, for this table alone
         if isinstance(entry, Table):
             entry = self._entries[position] = _parse_option(entry, self.covers)
         return entry
@@ -296,22 +292,28 @@ class OptionCatalog:
             at = folded.find(needle, at + 1)
         return found
 
-    def _read_block(self, begin: int, end: int) -> OptionDef | None:
-        """The [[option]] table at raw[begin:end], read; None if it does not parse as one table alone."""
-        raw = self._raw
-        assert raw is not None
-        block = raw[begin:end].decode("utf-8")
-        number = raw.count(b"\n[[option]]\n", 0, begin) + (1 if begin and raw.startswith(b"[[option]]\n") else 0)
-        try:
-            data = _toml.loads(block, file=self.file, error=DatabaseError, first_line=raw.count(b"\n", 0, begin) + 1)
-        except DatabaseError:
-            return None
+    def _table(self, block: str, line: int, number: int) -> Table | None:
+        """The one [[option]] table of `block` (the file's text from line
+        `line`, the file's table `number`), or None when `block` holds other
+        tables too; a syntax error is the file's DatabaseError."""
+        data = _toml.loads(block, file=self.file, error=DatabaseError, first_line=line)
         tables = data.get("option")
         if set(data) != {"option"} or not isinstance(tables, list) or len(tables) != 1:
             return None
         table = Table(tables[0], self.file, f"option[{number}]")
-        table.refuse_long_numbers(block)
-        return _parse_option(table, self.covers)
+        table.refuse_long_numbers(block)  # what a full parse (`load`) checks at the root, for this table alone
+        return table
+
+    def _read_block(self, begin: int, end: int) -> OptionDef | None:
+        """The [[option]] table at raw[begin:end], read; None if it does not parse as one table alone."""
+        raw = self._raw
+        assert raw is not None
+        number = raw.count(b"\n[[option]]\n", 0, begin) + (1 if begin and raw.startswith(b"[[option]]\n") else 0)
+        try:
+            table = self._table(raw[begin:end].decode("utf-8"), raw.count(b"\n", 0, begin) + 1, number)
+        except DatabaseError:
+            return None
+        return _parse_option(table, self.covers) if table is not None else None
 
     def _blocks(self, key: str) -> list[list[Any]]:
         """`_look_up`'s tables of `key`, once per key (none once the line
