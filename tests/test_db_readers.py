@@ -536,3 +536,17 @@ def test_requirement_lines_are_built_as_packaging_parses_them():
 def test_a_check_of_the_small_database_still_works(data):
     report = compat.check(STACK, database=Database.load(data))
     assert report.exit_code == 0 and "vllm.glm-5.sm100.fp8-kv-default" in {f.id for f in report.findings}
+
+
+def test_a_table_is_cut_at_the_lines_toml_counts():
+    """A line separator inside a string (U+2028, which str.splitlines would
+    cut at) and a CRLF file leave each [[table]] whole, numbered as the
+    parser numbers its lines; `block_at` finds the table `blocks` cuts."""
+    import tomllib
+
+    text = '[[source]]\r\nid = "a"\r\ntitle = "x\u2028[y]"\r\n\r\n[[source]]\r\nid = "b"\r\n'
+    blocks = _toml.blocks(text, "source")
+    assert [line for line, _ in blocks] == [1, 5]
+    assert [tomllib.loads(block)["source"][0] for _, block in blocks] == tomllib.loads(text)["source"]
+    assert _toml.block_at(text, "source", text.index('"b"')) == blocks[1][1]
+    assert _toml.block_at('[other]\nid = "a"\n', "source", 9) is None

@@ -104,7 +104,8 @@ def test_a_source_id_is_read_from_its_line(text):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(['[[source]]', '  [[source]] ', 'id = "a"', 'id = "b"', 'id="a"', 'title = "x"',
-                                 '[other]', ' [x]', '', 'url = "[y]"', 'id = "a" # again']), max_size=12),
+                                 '[other]', ' [x]', '', 'url = "[y]"', 'id = "a" # again', 'id = "b"\r',
+                                 'title = "x\u2028[y]"', '[[source]]\r']), max_size=12),
        st.sampled_from(["a", "b"]), st.booleans())
 def test_a_source_block_is_the_one_indexing_every_block_finds(lines, source_id, newline):
     from compat import _toml

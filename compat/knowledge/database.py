@@ -82,7 +82,6 @@ class Database:
         self._sources: dict[str, Source] | None = None
         self._source_cache: dict[str, Source | None] = {}
         self._sources_text: str | None = None
-        self._source_blocks: dict[str, str] | None = None  # every block by ID, where `_source_block` cannot cut them
         self._names: set[str] | None = None
         self._curated: set[str] | None = None
         self._cuda: CudaFacts | None = None
@@ -268,17 +267,7 @@ class Database:
                 self._sources_text = read_text(path)  # a byte that is not UTF-8: a DatabaseError naming its line
             except OSError:
                 return None
-        text = self._sources_text
-        if any(c in text for c in _OTHER_LINE_BREAKS):  # lines as str.splitlines cuts them: every block, indexed
-            if self._source_blocks is None:
-                self._source_blocks = {}
-                for _, block in _toml.blocks(text, "source"):
-                    found = _source_id(block)
-                    if found is not None:
-                        self._source_blocks[found] = block
-            block = self._source_blocks.get(source_id)
-        else:
-            block = _source_block(text, source_id)
+        block = _source_block(self._sources_text, source_id)
         if block is None:
             return None
         parsed = _parse_sources(_toml.loads(block, file=path, error=DatabaseError), path)
@@ -884,50 +873,21 @@ def _source_id(block: str) -> str | None:
     return None
 
 
-# What str.splitlines (and so _toml.blocks) cuts lines at besides "\n"
-_OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-
-
 def _source_block(text: str, source_id: str) -> str | None:
     """The [[source]] block of `text` whose ID is `source_id`, as indexing
     every block of ``_toml.blocks`` by `_source_id` finds it (the last of
     two with one ID), found from the ID's own line: a check needs a few
-    of a hundred sources. For text whose lines end at "\n" alone."""
+    of a hundred sources."""
     needle = f'"{source_id}"'
     at = text.rfind(needle)
     while at != -1:
         start = text.rfind("\n", 0, at) + 1
-        if _source_id(_line_at(text, start)) == source_id:
-            block = _block_around(text, start)
+        if _source_id(_toml.line_at(text, start)[0]) == source_id:
+            block = _toml.block_at(text, "source", start)
             if block is not None and _source_id(block) == source_id:
                 return block
         at = text.rfind(needle, 0, at)
     return None
-
-
-def _line_at(text: str, start: int) -> str:
-    end = text.find("\n", start)
-    return text[start:] if end == -1 else text[start:end]
-
-
-def _block_around(text: str, start: int) -> str | None:
-    """The [[source]] block holding the line that starts at `start`, as
-    `_toml.blocks` cuts it; None when that line is in no such block."""
-    marker = "[[source]]"
-    first = start
-    while _line_at(text, first).strip() != marker:  # back to the block's marker line
-        if _line_at(text, first).startswith("[") or first == 0:
-            return None
-        first = text.rfind("\n", 0, first - 1) + 1
-    lines = [_line_at(text, first)]
-    at = first + len(lines[0]) + 1
-    while at < len(text):
-        line = _line_at(text, at)
-        if line.strip() == marker or line.startswith("["):
-            break
-        lines.append(line)
-        at += len(line) + 1
-    return "\n".join(lines)
 
 
 def _is_label(text: str) -> bool:
