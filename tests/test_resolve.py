@@ -371,7 +371,7 @@ def test_releases_newest_first_are_the_sorted_releases(tmp_path_factory, texts, 
         unique.setdefault(Version(text), text)
     lines = {text: (number, False, lambda: {}) for number, text in enumerate(unique.values(), start=2)}
     made = {Version(t): None for t in curated}
-    releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made, len(lines))  # type: ignore[arg-type]
+    releases = Releases("lib", str(tmp_path_factory.mktemp("r") / "lib.jsonl"), lines, made)  # type: ignore[arg-type]
     assert list(releases.newest_first()) == sorted(set(unique) | set(made), reverse=True)
 
 
@@ -382,10 +382,10 @@ def test_a_curated_release_keeps_its_own_spelling_and_a_broken_list_stays_broken
     from compat.knowledge.database import Drawn, Releases
 
     lines = {text: (number, False, lambda: {}) for number, text in enumerate(["2.12.0", "2.13.0", "2.14.0"], start=2)}
-    releases = Releases("lib", str(tmp_path / "lib.jsonl"), lines, {Version("2.13"): None}, 3)  # type: ignore[dict-item]
+    releases = Releases("lib", str(tmp_path / "lib.jsonl"), lines, {Version("2.13"): None})  # type: ignore[dict-item]
     assert [str(v) for v in releases.newest_first()] == ["2.14.0", "2.13", "2.12.0"]
     twice = {text: (number, False, lambda: {}) for number, text in enumerate(["1.0", "1.0.0", "2.0"], start=2)}
-    drawn = Drawn(Releases("lib", str(tmp_path / "lib.jsonl"), twice, {}, 3).newest_first())
+    drawn = Drawn(Releases("lib", str(tmp_path / "lib.jsonl"), twice, {}).newest_first())
     assert drawn[0] == Version("2.0")
     for _ in range(2):
         with pytest.raises(DatabaseError, match="listed twice"):

@@ -49,8 +49,7 @@ from .model import (
 )
 from .paths import default_data_dir
 from .requires import parse_specifier
-from .snapshot import (WHEELS, _release_version, parse_version, read_line, release_lines, release_table, snapshot_release,
-                       wheel_records)
+from .snapshot import WHEELS, _release_version, line_reader, parse_version, release_table, snapshot_release, wheel_records
 
 if TYPE_CHECKING:
     from .models import ModelCatalog, ModelEntry
@@ -343,7 +342,7 @@ class Database:
             component = Component(name=name, kind="package")
         component.flag_catalog = functools.partial(self.option_catalog, name)  # facts.py: the defaults of its flags
         if os.path.exists(snapshot_path):
-            header, lines, count = release_table(snapshot_path)
+            header, lines = release_table(snapshot_path)
             if normalize(header["name"]) != name:
                 raise database_error(f"snapshot is of {header['name']!r}, not {name!r}", file=snapshot_path, key="name")
             component.snapshot_taken = _date_or_none(header["taken"])
@@ -352,7 +351,7 @@ class Database:
             listed = header.get("versions")
             if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
-            component.releases = Releases(header["name"], snapshot_path, lines, component.releases, count)
+            component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
         return component
 
 
@@ -371,17 +370,11 @@ class Releases(MutableMapping[Version, Release]):
     line (`_overlay`).
     """
 
-    def __init__(self, package: str, path: str, lines: dict[str, tuple[int, bool, Any]], curated: dict[Version, Release],
-                 count: int) -> None:
-        # lines: `snapshot.release_table`'s, of `count` lines
+    def __init__(self, package: str, path: str, lines: dict[str, tuple[int, bool, Any]],
+                 curated: dict[Version, Release]) -> None:
         self._package, self._path, self._curated = package, path, curated
         self._wheels = wheel_records(path)
-        self._lines = lines
-        if len(lines) < count:  # a version written twice: refuse the second line
-            _, listed = release_lines(path)
-            seen: dict[Version, int] = {}
-            for number, (text, _, _) in enumerate(listed, start=2):
-                seen[_release_version(text, path, number, seen)] = number
+        self._lines = lines  # `snapshot.release_table`'s
         self._made: dict[Version, Release] = {}
         self._all: dict[Version, str | None] | None = None  # every version -> its text (None: curated alone)
         self._drawn: dict[Version, str] = {}  # the versions `newest_first` parsed -> their lines' text
@@ -425,11 +418,9 @@ class Releases(MutableMapping[Version, Release]):
                 assert curated is not None
                 release = curated
             else:
-                number, yanked, raw = self._lines[text]
-                if type(raw) is tuple:  # where the line is (the header's `lines`): read when first needed
-                    raw = read_line(self._path, raw, text, yanked, number)
-                release = snapshot_release(self._package, self._path, text, parse_version(text), yanked, raw, self._wheels,
-                                           number)
+                number, yanked, _ = entry = self._lines[text]
+                release = snapshot_release(self._package, self._path, text, parse_version(text), yanked,
+                                           line_reader(self._path, text, entry), self._wheels, number)
                 if curated is not None:
                     release = _overlay(release, curated)
             self._made[version] = release

@@ -724,45 +724,52 @@ def lazy_releases(path: str) -> tuple[dict[str, Any], list[Release]]:
     lines of one release are a DatabaseError, never one silently replacing
     the other.
     """
-    header, entries = release_lines(path)
+    header, table = release_table(path)
     wheels = wheel_records(path)
     out = []
     seen: dict[Version, int] = {}
-    for number, (text, yanked, raw) in enumerate(entries, start=2):
+    for text, entry in table.items():
+        number, yanked, _ = entry
         version = _release_version(text, path, number, seen)
         seen[version] = number
-        out.append(snapshot_release(header["name"], path, text, version, yanked, raw, wheels, number))
+        out.append(snapshot_release(header["name"], path, text, version, yanked, line_reader(path, text, entry), wheels,
+                                    number))
     return header, out
 
 
-def release_lines(path: str) -> tuple[dict[str, Any], list[tuple[str, bool, Callable[[], dict[str, Any]]]]]:
+def release_table(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, bool, Any]]]:
     """The header (less its ``lines``) and, in file order, each release
-    line's version as written, its yanked mark and a reader of the line:
-    what `lazy_releases` makes releases of (database.Releases makes each
-    only when asked for it)."""
+    line's version as written -> (its line number, its yanked mark, where
+    it is): an (offset, length) pair from the header's ``lines``, read when
+    `line_reader` is called, or, for a header without them, the line read
+    now. A version written twice (as written) is a DatabaseError now;
+    lazy_releases and database.Releases refuse two spellings of one."""
     header, start = _read_first_line(path, full=False)
     stated = header.pop("lines", None)
-    entries: list[tuple[str, bool, Callable[[], dict[str, Any]]]] = []
     if stated is None:
         entries = _decoded_lines(path)
+        table = {text: (number, yanked, raw) for number, (text, yanked, raw) in enumerate(entries, start=2)}
+        texts: list[Any] = [text for text, _, _ in entries]
     else:
-        bind = functools.partial
         try:
-            entries = [
-                (version, yanked is True, bind(_read_line, path, start + offset, length, version, yanked is True, number))
-                for number, (version, offset, length, yanked) in enumerate(stated, start=2)
-            ]
-            if not all(type(entry[0]) is str for entry in entries):  # each version a dict key, as written
+            table = {version: (number, yanked is True, (start + offset, length))
+                     for number, (version, offset, length, yanked) in enumerate(stated, start=2)}
+            if not all(type(version) is str for version in table):  # each version a dict key, as written
                 raise TypeError
         except (TypeError, ValueError):  # not a list of lists of four; an offset that is no number
             raise database_error(
                 "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
             ) from None
-    return header, entries
+        texts = [entry[0] for entry in stated]
+    if len(table) < len(texts):  # one version written twice: refuse the second line
+        seen: dict[Version, int] = {}
+        for number, text in enumerate(texts, start=2):
+            seen[_release_version(text, path, number, seen)] = number
+    return header, table
 
 
 def _decoded_lines(path: str) -> list[tuple[str, bool, Callable[[], dict[str, Any]]]]:
-    """`release_lines`' entries of a snapshot whose header has no ``lines``: every line read now."""
+    """A snapshot without the header's ``lines``: each line read now, as (version, yanked, its decoder)."""
     entries = []
     for number, raw in enumerate(_raw_lines(path)[1:], start=2):
         line = decode_text(raw, path, number)
@@ -774,33 +781,12 @@ def _decoded_lines(path: str) -> list[tuple[str, bool, Callable[[], dict[str, An
     return entries
 
 
-def release_table(path: str) -> tuple[dict[str, Any], dict[str, tuple[int, bool, Any]], int]:
-    """What `release_lines` reads, as database.Releases keeps it: the
-    header, each version as written -> (its line number, its yanked mark,
-    its reader or, from the header's ``lines``, where the line is: an
-    (offset, length) pair, read by `read_line`), and the number of lines
-    (more than the table holds when a version is written twice)."""
-    header, start = _read_first_line(path, full=False)
-    stated = header.pop("lines", None)
-    if stated is None:
-        entries = _decoded_lines(path)
-        return header, {text: (number, yanked, raw) for number, (text, yanked, raw) in enumerate(entries, start=2)}, \
-            len(entries)
-    try:
-        table = {version: (number, yanked is True, (start + offset, length))
-                 for number, (version, offset, length, yanked) in enumerate(stated, start=2)}
-        if not all(type(version) is str for version in table):  # each version a dict key, as written
-            raise TypeError
-    except (TypeError, ValueError):  # not a list of lists of four; an offset that is no number
-        raise database_error(
-            "expected a list of [version, offset, length, yanked] entries", file=path, line=1, key="lines"
-        ) from None
-    return header, table, len(stated)
-
-
-def read_line(path: str, where: tuple[Any, Any], version: str, yanked: bool, number: int) -> Callable[[], dict[str, Any]]:
-    """The reader of a release line at `where` (`release_table`)."""
-    return functools.partial(_read_line, path, where[0], where[1], version, yanked, number)
+def line_reader(path: str, text: str, entry: tuple[int, bool, Any]) -> Callable[[], dict[str, Any]]:
+    """The reader of the release line `release_table` gives `entry` (of version `text`)."""
+    number, yanked, where = entry
+    if type(where) is tuple:  # (offset, length): one seek, when first read
+        return functools.partial(_read_line, path, where[0], where[1], text, yanked, number)
+    return where  # type: ignore[no-any-return]
 
 
 def wheel_records(path: str) -> Callable[[], dict[str, list[dict[str, Any]]]]:
@@ -811,7 +797,7 @@ def wheel_records(path: str) -> Callable[[], dict[str, list[dict[str, Any]]]]:
 def snapshot_release(name: str, path: str, text: str, version: Version, yanked: bool,
                      raw: Callable[[], dict[str, Any]], wheels: Callable[[], dict[str, list[dict[str, Any]]]],
                      number: int | None = None) -> Release:
-    """The release of one line of snapshot `path` (see `release_lines`), its line decoded on first use."""
+    """The release of one line of snapshot `path` (see `release_table`), its line decoded on first use."""
     status = "yanked" if yanked else ("pre-release" if version.is_prerelease else "release")
     return Release(
         package=name,
