@@ -174,7 +174,6 @@ def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 # the file), which only a walk from a package outside `reach`, lint and sync
 # read. A file of one line holding everything (as older releases wrote it)
 # is read as well.
-_HEAD_KEYS = ("packages", "reach", "schema", "tracked")
 
 
 def graph_text(graph: dict[str, Any]) -> str:

@@ -55,7 +55,7 @@ def parse_requirement(text: str) -> Requirement:
 # them (Requirement.__new__ and its five attributes), from the specifier set
 # and the marker each parsed once; any other line, or one these steps
 # refuse, is parsed by packaging, which says what is wrong with it.
-# tests/test_requires.py holds the two to the same result.
+# tests/test_fuzz_db.py and test_db_readers.py hold the two to the same result.
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _OPERATOR_START = frozenset("=!<>~")
 
