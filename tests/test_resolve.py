@@ -350,9 +350,21 @@ def test_a_pinned_check_lists_no_release_of_what_it_pins(tmp_path, monkeypatch):
     db = synthetic_database(tmp_path / "db", packages)
     assert check_stack(_stack(db, {"app": "39.0", "lib": "39.0"}), db).ok
     assert listed == []
-    # a range is chosen from the releases newest first, drawn as far as they are read: none is listed whole
-    assert check_stack(_stack(db, {"app": "39.0", "lib": ">=2"}), db).ok
-    assert listed == []
+    # a range is chosen from the releases newest first, drawn as far as they are read: none is listed
+    # whole, and only the group of the release taken (39.x) is parsed
+    import compat.knowledge.database as database
+
+    parsed: list[str] = []
+    release_version = database._release_version
+
+    def parsing(text, path, number, seen):
+        parsed.append(text)
+        return release_version(text, path, number, seen)
+
+    monkeypatch.setattr(database, "_release_version", parsing)
+    report = check_stack(_stack(db, {"app": "39.0", "lib": ">=2"}), db)
+    assert report.ok and report.packages["lib"] == "39.0"
+    assert listed == [] and parsed == ["39.0"]
 
 
 VERSION_TEXTS = st.sampled_from(["0.32.0", "0.32.1", "0.32.1rc1", "0.4", "0.4.0.post1", "1", "1.0.0", "1!0.1", "v2.0",

@@ -720,24 +720,25 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
 
     def known_versions(
         self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = False
-    ) -> list[Version]:
+    ) -> Sequence[Version]:
         """Releases of `name` in the database that `specifier` admits, newest
         first, without yanked ones, under the pre-release policy (which the
         specifiers in `also` take part in); with `installable`, only those that
         can run on the stack, as an installer skips releases without a wheel
         for its platform (this decodes each release, so the resolver applies
-        it lazily instead)."""
+        it lazily instead). Drawn as far as they are read: "the newest" or
+        "is there one" parses no more than it needs."""
         versions: Sequence[Version] = self._admitted(name, specifier)
         if installable:
             component = self.db.component(name)
             assert component is not None
-            versions = [v for v in versions if self.installable(component.releases[v])]
+            versions = Drawn(v for v in versions if self.installable(component.releases[v]))
         pre = self.pre or any(_names_prerelease(s) for s in (specifier, *also))
-        return list(self._prerelease_policy(versions, pre))
+        return self._prerelease_policy(versions, pre)
 
     def _admitted(self, name: str, specifier: SpecifierSet) -> Sequence[Version]:
         """Releases of `name` that `specifier` admits, newest first, without
-        yanked ones (all of them: drawn as far as they are read)."""
+        yanked ones, drawn as far as they are read."""
         component = self.db.component(name)
         if component is None:
             return []
@@ -749,14 +750,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         # Newest first: past a release below the set's lower bound (>=, >, ~=), every
         # later one is below it too, and none is admitted (a release's local label
         # does not lift it over the bound: those compare by their public version).
-        floor = _floor(specifier)
-        admitted = []
-        for version in unyanked:
-            if floor is not None and version < floor:
-                break
-            if specifier.contains(version, prereleases=True):
-                admitted.append(version)
-        return admitted
+        return Drawn(_within(unyanked, specifier, _floor(specifier)))
 
     @staticmethod
     def _prerelease_policy(versions: Sequence[Version], pre: bool) -> Sequence[Version]:
@@ -766,6 +760,18 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if pre:
             return versions
         return Drawn(_finals_else_all(versions))
+
+
+def _within(newest_first: Iterable[Version], specifier: SpecifierSet, floor: Version | None) -> Iterator[Version]:
+    """The versions `specifier` admits, up to the first under its `floor`:
+    newest first, every version past one below the set's lower bound (>=, >,
+    ~=) is below it too (a local label does not lift a release over the
+    bound: those compare by their public version)."""
+    for version in newest_first:
+        if floor is not None and version < floor:
+            return
+        if specifier.contains(version, prereleases=True):
+            yield version
 
 
 def _finals_else_all(versions: Iterable[Version]) -> Iterator[Version]:
