@@ -55,15 +55,27 @@ def test_an_upload_time_is_what_its_pattern_and_the_calendar_say(text):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from('{}"versionyankd:, tru1.0\\'), max_size=40))
 def test_the_head_of_a_release_line_is_read_as_its_pattern_reads_it(text):
-    from compat.knowledge.snapshot import _head
+    """`_head` reads the prefix db sync writes without a pattern; every line,
+    that prefix or not, gives what reading it with the pattern (or, past
+    it, decoding the line) gives."""
+    from compat.knowledge.snapshot import _DECODER, _head
 
-    line = '{"version": "' + text
-    match = re.match(r'\{"version": "([^"\\]+)"(, "yanked": true)?', line)
-    found = _head(line)
-    if match is not None:
-        rest = line[match.end():]
-        if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
-            assert found == (match.group(1), match.group(2) is not None)
+    def by_pattern(line: str) -> tuple[str, bool] | None:
+        match = re.match(r'\{"version": "([^"\\]+)"(, "yanked": true)?', line)
+        if match is not None:
+            rest = line[match.end():]
+            if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
+                return match.group(1), match.group(2) is not None
+        try:
+            entry = _DECODER.decode(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
+            return None
+        return entry["version"], entry.get("yanked") is True
+
+    for line in ('{"version": "' + text, text, '{"version": "' + text + '"}', '{"version": "1.0", "yanked": ' + text):
+        assert _head(line) == by_pattern(line), line
 
 
 @settings(max_examples=300, deadline=None)
