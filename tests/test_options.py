@@ -431,7 +431,7 @@ def test_the_text_search_answers_as_the_full_parse_where_it_cannot_cut_or_fold(t
     path = tmp_path / "x.toml"
     path.write_text('schema = 1\ncomponent = "x"\ncovers = ">=1.0"\n\n' + text_of(opt), encoding="utf-8")
     full = OptionCatalog.load(str(path), "x")
-    for flag in ("grösse", "GRÖSSE", "straße", "groesse", "tp", "a", "b"):
+    for flag in ("grösse", "GRÖSSE", "straße", "groesse", "tp", "a", "b", "", "--"):
         looked = OptionCatalog.scan(str(path), "x")
         assert (looked.knows(flag), looked.definitions(flag), looked.at(flag, Version("1.0")), looked.canonical(flag)) \
             == (full.knows(flag), full.definitions(flag), full.at(flag, Version("1.0")), full.canonical(flag)), flag

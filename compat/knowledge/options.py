@@ -259,6 +259,8 @@ class OptionCatalog:
         decides."""
         raw = self._raw
         assert raw is not None
+        if not key:
+            return None  # found everywhere in the text: the line scan's index answers at once
         if self._folded is None:
             self._folded = raw.lower().replace(b"_", b"-")
         folded, needle, head = self._folded, key.encode("utf-8"), b"\n[[option]]\n"
