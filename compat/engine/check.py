@@ -865,7 +865,7 @@ class _Checker:
                 f"missing:{name}=={version}",
                 "error",
                 f"{name} {version} does not exist on the index (its snapshot of {taken} lists every release); "
-                f"the newest is {max(component.index_versions or component.releases)}",
+                f"the newest final release is {component.newest_final}",
                 (name,),
                 "existence",
                 "metadata",
@@ -874,7 +874,9 @@ class _Checker:
             return
         if exists is None and component.index_versions is not None and taken is not None:
             age = (current_date() - taken).days
-            why = (f"{name} {version} is newer than every release in the database's snapshot, taken {taken} "
+            newest = component.newest_final
+            above = f"the newest final release ({newest})" if newest is not None else "every final release"
+            why = (f"{name} {version} is newer than {above} in the database's snapshot, taken {taken} "
                    f"({age} day{'s' if age != 1 else ''} ago; `compat db sync` refreshes it)")
         else:
             why = f"the database has no record of {name} {version}"

@@ -559,6 +559,7 @@ class Component:
         self.flag_catalog: Callable[[], Any] | None = None
         self._index_versions: frozenset[Version] | None = None
         self._newest_first: list[Version] | None = None
+        self._newest_final: tuple[Version | None] | None = None
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.kind!r})"
@@ -620,7 +621,13 @@ class Component:
     def exists(self, version: Version) -> bool | None:
         """Whether the index has this version (local labels aside); None when
         the snapshot does not record the index's whole list, or the version
-        is newer than the snapshot and may have been released since."""
+        may have been released since the snapshot was taken.
+
+        A version the list lacks is "newer than the snapshot" when it sorts
+        above the newest *final* release the list holds, whatever
+        pre-releases it also holds: a project that has a 3.0.0b2 out still
+        ships 2.76.0 after 2.75.0. Below that final release the list is
+        complete, and a version it lacks does not exist."""
         public = Version(version.public)
         if public in self.releases:
             return True
@@ -628,9 +635,21 @@ class Component:
             return None
         if public in self.index_versions:
             return True
-        if not self.index_versions or public > max(self.index_versions):
+        ceiling = self.newest_final
+        if ceiling is None or public > ceiling:
             return None
         return False
+
+    @property
+    def newest_final(self) -> Version | None:
+        """The newest final (not pre- or dev-) release the index listed when
+        the snapshot was taken; None without a recorded list or a final release."""
+        if self.index_versions is None:
+            return None
+        if self._newest_final is None:
+            finals = [v for v in self.index_versions if not v.is_prerelease]
+            self._newest_final = (max(finals),) if finals else (None,)
+        return self._newest_final[0]
 
     def newest_first(self) -> list[Version]:
         """Release versions, newest first (cached: releases do not change once loaded)."""
