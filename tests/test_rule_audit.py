@@ -69,13 +69,17 @@ AUDIT = {
     "ltx-2.diffvae.blackwell-dsl": (
         "error", spec(LTX, "RTX 5090", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
         {"B300": dict(gpu="B300"), "H100 (not stated)": dict(gpu="H100"),
+         "data-centre SM120 (not a consumer card)": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
+         "workstation SM120 (not stated)": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"),
+         "SM121 (not SM120)": dict(gpu="DGX Spark GB10"),
          "backend natten": dict(options={"ltx-2": {"diffvae-backend": "natten"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
     "ltx-2.diffvae.blackwell-dsl.other-gpus": (
         "warning", spec(LTX, "H100", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
-        {"B200": dict(gpu="B200"), "SM120 (the stated error instead)": dict(gpu="RTX 5090"),
+        {"B200": dict(gpu="B200"), "SM120 consumer (the stated error instead)": dict(gpu="RTX 5090"),
+         "data-centre SM120 (data-centre Blackwell)": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
          "backend triton": dict(options={"ltx-2": {"diffvae-backend": "triton"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
     "ltx-2.dfr.fp8-gemm": (
         "info", spec(LTX, "L40S", options={"ltx-2": {"spatial-upscalings": 2}}),
         {"cc 8.6": dict(gpu="A10"), "one upscaling": dict(options={"ltx-2": {"spatial-upscalings": 1}}),
@@ -105,21 +109,22 @@ AUDIT = {
     "vllm-omni.fa3-fp8.sm90": (
         "error", spec(OMNI, "B200", options=FP8_OMNI, model={"head_dim": 128}),
         {"SM90": dict(gpu="H20"), "auto": dict(options={"vllm-omni": {"diffusion-kv-cache-dtype": "auto"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "0.31.0rc1 (before the FA3 FP8 checks)": dict(packages=OMNI_OLD)}),
     "vllm-omni.fa3-fp8.head-dim": (
         "error", spec(OMNI, "H100", options=FP8_OMNI, model={"head_dim": 264}),
         {"head dim 256": dict(model={"head_dim": 256}), "head dim 100 -> 96": dict(model={"head_dim": 96}),
-         "auto": dict(options=None), "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+         "auto": dict(options=None), "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"),
+         "0.31.0rc1 (before the FA3 FP8 checks)": dict(packages=OMNI_OLD)}),
     "vllm-omni.fa3-fp8.what-it-quantizes": (
         "info", spec(OMNI, "H100", options=FP8_OMNI, model={"head_dim": 128}),
-        {"auto": dict(options={"vllm-omni": {"diffusion-kv-cache-dtype": "auto"}})}),
+        {"auto": dict(options={"vllm-omni": {"diffusion-kv-cache-dtype": "auto"}}), "0.31.0rc1": dict(packages=OMNI_OLD)}),
     "vllm-omni.fa3-fp8.l20x-wan2.2": (
         "info", spec(OMNI, "L20X", options=FP8_OMNI,
                      model={"family": "wan2.2", "moe": False, "checkpoint_dtype": "bf16", "head_dim": 128}),
         {"H100": dict(gpu="H100"), "an FP8 checkpoint": dict(model={"family": "wan2.2", "moe": False, "checkpoint_dtype": "fp8", "head_dim": 128}),
          "a MoE Wan2.2 (A14B)": dict(model={"family": "wan2.2", "moe": True, "checkpoint_dtype": "bf16", "head_dim": 128}),
          "another family": dict(model={"family": "ltx-2.5", "moe": False, "checkpoint_dtype": "bf16", "head_dim": 128}),
-         "FP8 attention off": dict(options=None)}),
+         "FP8 attention off": dict(options=None), "0.31.0rc1": dict(packages=OMNI_OLD)}),
     "vllm-omni.ltx2-audio.recipe": (
         "info", spec(OMNI, "H100", options=AUDIO), {"the video pipeline (no audio pipeline)": dict(model={"family": "ltx-2.5"}, options=None)}),
     "vllm-omni.ltx2-audio.tensor-parallel": (
@@ -220,7 +225,8 @@ AUDIT = {
         "info", spec(SGL_22, "H100", model={"family": "qwen-image-2.1"}),
         {"another family": dict(model={"family": "h3"}), "0.5.21": dict(packages=SGL_21)}),
     "sglang.compute-capability.sm75": (
-        "error", spec({"sglang": "0.5.9"}, "V100"), {"T4": dict(gpu="T4"), "0.5.11": dict(packages={"sglang": "0.5.11"})}),
+        "error", spec(SGL, "V100"),
+        {"T4": dict(gpu="T4"), "Jetson Orin (8.7)": dict(gpu="Jetson Orin"), "0.2.14 (before the check)": dict(packages={"sglang": "0.2.14"})}),
     "sglang.cuda-13": ("error", spec(SGL_22, "H100", cuda="12.9"), {"CUDA 13.0": dict(cuda="13.0"), "0.5.19": dict(packages={"sglang": "0.5.19"})}),
     # -- FlashInfer 0.7.2 (items 11, 12)
     "flashinfer.0.7.2rc5-is-pre-release": ("warning", spec({"flashinfer-python": "0.7.2rc5"}, "H100"), {"0.7.2": dict(packages=FI)}),
@@ -260,7 +266,8 @@ AUDIT = {
     "flashinfer.cubin.lockstep": (
         "error", spec({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.1"}, "H100"),
         {"same version": dict(packages={"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}),
-         "check disabled": dict(env={"FLASHINFER_DISABLE_VERSION_CHECK": "1"})}),
+         "check disabled": dict(env={"FLASHINFER_DISABLE_VERSION_CHECK": "1"}),
+         "0.4.0rc4 (before the check)": dict(packages={"flashinfer-python": "0.4.0rc4", "flashinfer-cubin": "0.4.0"})}),
     # -- vLLM 0.32.0 (item 13) and builds
     "vllm.glm-5.sm100.fp8-kv-default": (
         "warning", spec(VLLM, "B200", model={"family": "glm-5"}),
@@ -291,13 +298,15 @@ AUDIT = {
         {"0.42.0": dict(packages={"comfyui": "0.42.0"}), "BF16": dict(model={"checkpoint_dtype": "bf16"})}),
     # -- Transformers 5.20.x (item 16)
     "transformers.deepgemm-megamoe-ep": (
-        "warning", spec(TF0, model={"family": "deepseek-v3", "moe": True}),
-        {"5.20.1": dict(packages=TF1), "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None)}),
+        "warning", spec(TF0, "H100", count=8, model={"family": "deepseek-v3", "moe": True}),
+        {"5.20.1": dict(packages=TF1), "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
+         "one GPU (no expert parallelism)": dict(count=1), "no GPU": dict(gpu=None, count=None, cuda=None)}),
     "transformers.old-torch-loading": ("info", spec(TF0), {"5.20.1": dict(packages=TF1)}),
     "transformers.ep-zero-expert-gradients": (
-        "warning", spec(TF1, model={"family": "deepseek-v3", "moe": True}, options={"transformers": {"bf16": True}}),
-        {"5.20.2": dict(packages=TF2), "not BF16 training": dict(options=None),
-         "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None)}),
+        "warning", spec(TF1, "H100", count=8, model={"family": "deepseek-v3", "moe": True}, options={"transformers": {"bf16": True}}),
+        {"5.20.2": dict(packages=TF2), "5.19.0": dict(packages={"transformers": "5.19.0"}), "not BF16 training": dict(options=None),
+         "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
+         "one GPU (no expert parallelism)": dict(count=1)}),
     "transformers.generate-input-dict-cast": (
         "warning", spec(TF1, model={"family": "minicpm-v", "multimodal": True}),
         {"5.20.2": dict(packages=TF2), "5.19.0": dict(packages={"transformers": "5.19.0"}),
@@ -336,6 +345,30 @@ AUDIT = {
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
 }
 
+# rule id -> {what is changed: a stack just inside}: the first covered release of a rule whose range
+# was re-read against the releases' own code, and the hardware and options at the edge of its scope
+INSIDE = {
+    "flashinfer.cubin.lockstep": {
+        "0.4.0, the first release with the check": dict(packages={"flashinfer-python": "0.4.0", "flashinfer-cubin": "0.4.1"}),
+        "0.5.0": dict(packages={"flashinfer-python": "0.5.0", "flashinfer-cubin": "0.5.2"}),
+        "0.5.2": dict(packages={"flashinfer-python": "0.5.2", "flashinfer-cubin": "0.5.0"}),
+    },
+    "sglang.compute-capability.sm75": {
+        "0.2.14.post1, the first release with the check": dict(packages={"sglang": "0.2.14.post1"}),
+        "0.5.10": dict(packages={"sglang": "0.5.10"}), "0.5.11": dict(packages={"sglang": "0.5.11"}),
+        "Pascal (6.1)": dict(gpu="P40"),
+    },
+    "vllm-omni.fa3-fp8.head-dim": {"head dim 272": dict(model={"head_dim": 272}), "head dim 100": dict(model={"head_dim": 100})},
+    "ltx-2.diffvae.blackwell-dsl": {"another consumer SM120": dict(gpu="RTX 5060")},
+    "ltx-2.diffvae.blackwell-dsl.other-gpus": {
+        "workstation SM120": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"), "SM121": dict(gpu="DGX Spark GB10"),
+    },
+    "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
+    "transformers.ep-zero-expert-gradients": {"two GPUs": dict(count=2), "5.20.0": dict(packages=TF0)},
+}
+
+INSIDE_CASES = [(rule, label, change) for rule, changes in INSIDE.items() for label, change in changes.items()]
+
 CASES = [(rule, severity, shown, label, change) for rule, (severity, shown, outside) in AUDIT.items()
          for label, change in outside.items()]
 
@@ -369,6 +402,25 @@ def test_shown_inside_its_conditions(db, rule):
 def test_not_shown_outside_a_condition(db, rule, severity, shown, label, change):
     report = check(but(shown, **change), database=db)
     assert rule not in ids(report), label
+
+
+@pytest.mark.parametrize(("rule", "label", "change"), INSIDE_CASES, ids=[f"{c[0]}-{c[1]}" for c in INSIDE_CASES])
+def test_shown_at_the_inner_edge_of_its_scope(db, rule, label, change):
+    severity, shown, _ = AUDIT[rule]
+    report = check(but(shown, **change), database=db)
+    found = [f for f in report.findings if f.id == rule]
+    assert found, f"{rule} not shown with {label}; got {sorted(ids(report))}"
+    assert found[0].severity == severity
+
+
+def test_the_blackwell_dsl_error_is_for_consumer_sm120_only(db):
+    # the release excludes SM120 consumer cards; a workstation SM120 card gets the inferred warning, a
+    # data-centre one (data-centre Blackwell, which the backend targets) neither
+    options = {"ltx-2": {"diffvae-backend": "blackwell_dsl"}}
+    workstation = ids(check(stack(LTX, "RTX PRO 6000 Blackwell Workstation Edition", options=options), database=db))
+    assert "ltx-2.diffvae.blackwell-dsl" not in workstation and "ltx-2.diffvae.blackwell-dsl.other-gpus" in workstation
+    server = ids(check(stack(LTX, "RTX PRO 6000 Blackwell Server Edition", options=options), database=db))
+    assert not {"ltx-2.diffvae.blackwell-dsl", "ltx-2.diffvae.blackwell-dsl.other-gpus"} & server
 
 
 def test_inferred_rules_say_what_they_rest_on(db):

@@ -181,12 +181,13 @@ CASES = [
      stack({"comfyui": "0.41.0"}, cuda=None, model={"checkpoint_dtype": "nvfp4"}),
      stack({"comfyui": "0.42.0"}, cuda=None, model={"checkpoint_dtype": "nvfp4"})),
     # -- item 16: Transformers 5.20.x
-    ("transformers.deepgemm-megamoe-ep", "warning",
-     stack({"transformers": "5.20.0"}, model={"moe": True}), stack({"transformers": "5.20.0"}, model={"moe": False})),
+    ("transformers.deepgemm-megamoe-ep", "warning",  # expert parallelism: more than one GPU
+     stack({"transformers": "5.20.0"}, "H100", count=8, model={"moe": True}),
+     stack({"transformers": "5.20.0"}, "H100", count=1, model={"moe": True})),
     ("transformers.old-torch-loading", "info", stack({"transformers": "5.20.0"}), stack({"transformers": "5.20.1"})),
     ("transformers.ep-zero-expert-gradients", "warning",
-     stack({"transformers": "5.20.1"}, model={"moe": True}, options={"transformers": {"bf16": True}}),
-     stack({"transformers": "5.20.1"}, model={"moe": True})),
+     stack({"transformers": "5.20.1"}, "H100", count=8, model={"moe": True}, options={"transformers": {"bf16": True}}),
+     stack({"transformers": "5.20.1"}, "H100", count=8, model={"moe": True})),
     ("transformers.generate-input-dict-cast", "warning",
      stack({"transformers": "5.20.0"}, model={"multimodal": True}), stack({"transformers": "5.20.0"}, model={"multimodal": False})),
     # -- foundations: driver, architectures, the CUDA of torch's wheels
@@ -198,8 +199,8 @@ CASES = [
      stack({"flashinfer-python": "0.7.2", "flashinfer-cubin": "0.7.2"}, "H100")),
     ("vllm-omni.vllm.lockstep", "error",
      stack({"vllm-omni": "0.30.0", "vllm": "0.31.0"}, "H100"), stack({"vllm-omni": "0.30.0", "vllm": "0.30.0"}, "H100")),
-    ("sglang.compute-capability.sm75", "error", stack({"sglang": "0.5.9"}, "V100"), stack({"sglang": "0.5.9"}, "T4")),
-    ("flashinfer.jit.sm75-floor", "warning",  # inferred: the code refuses; which releases, and whether the engine calls it, is not stated
+    ("sglang.compute-capability.sm75", "error", stack({"sglang": "0.5.23"}, "V100"), stack({"sglang": "0.5.23"}, "T4")),
+    ("flashinfer.jit.sm75-floor", "warning",  # inferred: the code refuses; whether the engine calls it on this GPU is not stated
      stack({"flashinfer-python": "0.7.2", "torch": "2.10.0"}, "V100", cuda="12.8"),
      stack({"flashinfer-python": "0.7.2", "torch": "2.10.0"}, "T4", cuda="12.8")),
     ("sglang.cuda-13", "error", stack({"sglang": "0.5.22"}, "H100", cuda="12.9"), stack({"sglang": "0.5.22"}, "H100")),
