@@ -334,7 +334,8 @@ AUDIT = {
          "aarch64": dict(platform="linux-aarch64")}),
     "torch.index-wheels.cuda-12.8": (
         "info", spec({"torch": "2.8.0"}, "H100", cuda="12.6"),
-        {"CUDA 12.8": dict(cuda="12.8"), "aarch64": dict(platform="linux-aarch64"), "+cu128": dict(packages={"torch": "2.8.0+cu128"})}),
+        {"CUDA 12.8": dict(cuda="12.8"), "aarch64": dict(platform="linux-aarch64"), "+cu128": dict(packages={"torch": "2.8.0+cu128"}),
+         "2.7.1": dict(packages={"torch": "2.7.1"}), "2.11.0": dict(packages={"torch": "2.11.0"})}),
     "vllm.transformers-5.tokenizer": (
         "error", spec({"vllm": "0.11.0", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.11.0", "transformers": "4.57.1"}),
@@ -364,6 +365,7 @@ INSIDE = {
         "workstation SM120": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"), "SM121": dict(gpu="DGX Spark GB10"),
     },
     "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
+    "torch.index-wheels.cuda-12.8": {"2.9.0": dict(packages={"torch": "2.9.0"}), "2.10.0": dict(packages={"torch": "2.10.0"})},
     "transformers.ep-zero-expert-gradients": {"two GPUs": dict(count=2), "5.20.0": dict(packages=TF0)},
 }
 
