@@ -93,3 +93,102 @@ def test_every_reader_judges_existence_against_the_snapshots_time(folder, reader
     assert code == 0 and found["unknown-release:sentry-sdk==2.76.0"] == "warning"
     code, found = findings("2.74.1")
     assert code == 1 and found["missing:sentry-sdk==2.74.1"] == "error"
+
+
+# -- extras merged as installers merge them ---------------------------------------------------
+
+
+def test_an_extra_a_requirement_asks_for_is_installed_wherever_else_the_package_is_named(folder):
+    # vLLM 0.32.0 requires fastapi[standard]; the stack names plain fastapi: pip and uv install the
+    # extra because vLLM asks for it (uv pip compile lists fastapi-cli "via fastapi")
+    (folder / "requirements.txt").write_text("vllm==0.32.0\nfastapi>=0.110\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "machine.toml", "--requirements", "requirements.txt", "--strict",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert not [f for f in report["findings"] if f["id"].startswith("extras:")]
+    assert "fastapi-cli" in report["stack"]["resolved"]  # what the standard extra adds is judged with the rest
+    # the true failure of the same kind: what the merged extra requires, pinned where it cannot be
+    (folder / "requirements.txt").write_text("vllm==0.32.0\nfastapi>=0.110\nfastapi-cli==0.0.5\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "machine.toml", "--requirements", "requirements.txt", "--format", "json"])
+    assert result.exit_code == 1
+    errors = [f["id"] for f in json.loads(result.output)["findings"] if f["severity"] == "error"]
+    assert any(e.startswith("requires:fastapi==") and e.endswith(":fastapi-cli") for e in errors), errors
+
+
+def test_an_extra_the_release_does_not_provide_is_still_said(db):
+    # nvidia-cudnn-frontend before 1.16.0 names no cutedsl extra: pip installs nothing for it
+    from compat.engine.check import _Checker
+    from compat.engine.resolver import Need
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    release = db.component("nvidia-cudnn-frontend").release(Version("1.15.0"))
+    need = Need("nvidia-cudnn-frontend", SpecifierSet(">=1"), frozenset({"cutedsl"}))
+    assert _Checker._unprovided(need, release) == ["cutedsl"]
+    newer = db.component("nvidia-cudnn-frontend").release(Version("1.31.0"))
+    assert _Checker._unprovided(need, newer) == []
+
+
+# -- the whole install judged, not only the packages the stack names ---------------------------
+
+
+def test_a_conflict_between_two_dependencies_the_stack_does_not_name_is_found():
+    # vLLM 0.26.0 pins apache-tvm-ffi==0.1.10, xgrammar 0.2.9 needs >=0.1.11 (both in the snapshot);
+    # uv calls the pinned pair incompatible
+    pinned = check(base(packages={"vllm": "0.26.0", "xgrammar": "0.2.9"}, system={"cuda": "13.0"},
+                        hardware={"gpu": "H100"}))
+    conflict = next(f for f in pinned.errors if f.id == "conflict:apache-tvm-ffi")
+    assert "apache-tvm-ffi==0.1.10" in conflict.message and "apache-tvm-ffi>=0.1.11" in conflict.message
+    # a range of xgrammar resolves around it, as uv does: to a release that accepts 0.1.10
+    ranged = check(base(packages={"vllm": "0.26.0", "xgrammar": ">=0.2"}, hardware={"gpu": "H100"}))
+    assert ranged.ok, [f.id for f in ranged.errors]
+    assert ranged.resolved["apache-tvm-ffi"] == "0.1.10" and ranged.packages["xgrammar"] != "0.2.9"
+
+
+def test_a_dependencys_wheels_are_judged_against_the_stacks_glibc():
+    # llguidance (a dependency of vLLM 0.31.0) has wheels for glibc 2.31 and newer only
+    old = check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.28"}, hardware={"gpu": "H100"}))
+    assert not old.ok and any(f.id.startswith("wheel:llguidance==") for f in old.errors)
+    assert check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.31"}, hardware={"gpu": "H100"})).ok
+    # without [system] glibc, the note names the floor of the whole install, not only vLLM's
+    note = next(f for f in check(base(packages={"vllm": "0.31.0"}, hardware={"gpu": "H100"})).findings
+                if f.id == "glibc:unknown")
+    assert "glibc 2.31" in note.message and "llguidance" in note.message
+
+
+# -- suggestions and plans verified with full knowledge ------------------------------------------
+
+
+def test_a_suggestion_is_offered_only_where_its_check_knows_every_build_it_installs():
+    # H100 on driver 550: the database knows no cu126 build of vLLM 0.32.0, so a check of
+    # `[system] index = "cu126"` passes unjudged; it is no verified fix. cu129's build is known.
+    report = check({"system": {"python": "3.12", "driver": "550.54.15"}, "hardware": {"gpu": "H100"},
+                    "packages": {"vllm": "0.32.0"}})
+    texts = [s.text() for s in report.suggestions]
+    assert not any("cu126" in t for t in texts), texts
+    assert any("index cu129" in t for t in texts), texts
+    for suggestion in report.suggestions:
+        assert not [f.id for f in suggestion.report.warnings if f.id.startswith("build:")]
+
+
+def test_an_upgrade_plan_that_compat_expects_to_fail_does_not_pass():
+    from compat.engine.upgrade import parse_targets, upgrade
+    from compat import Database
+    from compat.sources.stack import stack_from_tables
+
+    db = Database.load()
+    stack = stack_from_tables(base(packages={"vllm": "0.10.2"}, system={"cuda": "12.8"}, hardware={"gpu": "H100"}), db, file="stack.toml")
+    plan = upgrade(stack, db, parse_targets(["transformers==5.0.0"], stack, db))
+    assert plan.new is None and "tokenizer" in plan.reason
+    # the same target where the engine supports Transformers 5 still plans
+    newer = stack_from_tables(base(packages={"vllm": "0.34.0"}, hardware={"gpu": "H100"}), db, file="stack.toml")
+    assert upgrade(newer, db, parse_targets(["transformers"], newer, db)).new is not None
+
+
+def test_a_known_issue_whose_model_condition_is_unknown_names_the_release_that_fixes_it():
+    report = check(base(packages={"transformers": "5.20.1"}, hardware={"gpu": "H100"}))
+    note = next(f for f in report.findings if f.id == "model:unverified")
+    assert "whatever the model, transformers 5.20.2 fixes" in note.message
+    fixed = check(base(packages={"transformers": "5.20.2"}, hardware={"gpu": "H100"}))
+    assert "5.20.2 fixes" not in " ".join(f.message for f in fixed.findings)

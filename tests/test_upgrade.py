@@ -74,7 +74,8 @@ def test_no_suggestion_names_a_release_that_predates_a_flag_the_stack_sets(db):
     lockstep = {"vllm-omni": "0.32.0rc1", "vllm": "0.31.0"}
     model = {"name": "Wan2.2-TI2V-5B", "head_dim": 128}
     plain = check(stack_table(lockstep, "H100", model=model), database=db)
-    assert "use vllm-omni 0.31.0rc1 (downgrade from 0.32.0rc1)" in texts(plain)
+    # (with the packages its own pins move: the check resolves the whole install)
+    assert any(t.startswith("use vllm-omni 0.31.0rc1 (downgrade from 0.32.0rc1)") for t in texts(plain))
     # --enable-cuda-graph-decode came with 0.32.0rc1 (its parser's catalog): 0.31.0rc1 has no such flag
     graphs = check(stack_table(lockstep, "H100", model=model,
                                options={"vllm-omni": {"enable-cuda-graph-decode": True}}), database=db)
@@ -91,8 +92,9 @@ def test_a_flag_the_failing_rule_tests_can_be_the_change(db):
     stack = stack_table({"vllm-omni": "0.32.0rc1"}, "A100 80GB", options={"vllm-omni": {"diffusion-kv-cache-dtype": "fp8"}},
                         model={"family": "wan2.2", "head_dim": 128})
     report = check(stack, database=db)
-    assert texts(report) == ["drop vllm-omni --diffusion-kv-cache-dtype (set to fp8)"]
-    assert report.suggestions[0].changes[0].kind == "option"
+    # (0.31.0rc1 has neither of the FA3 FP8 checks that refuse the A100: a downgrade is the other fix)
+    assert "drop vllm-omni --diffusion-kv-cache-dtype (set to fp8)" in texts(report)
+    assert [s.changes[0].kind for s in report.suggestions if s.text().startswith("drop")] == ["option"]
 
 
 def test_when_nothing_is_within_reach_the_report_says_why(db):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from .._names import normalize
 from .._versions import overlap, spec_text
 from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database, meets
@@ -53,7 +54,7 @@ def check_stack(
     """
     if stack.overlay is not None:  # [compat] overlay: the stack's own facts over the database
         db = with_overlay(db, stack.overlay)
-    resolution = resolve(stack, db, max_rounds=max_rounds)
+    resolution = resolve(stack, db, max_rounds=max_rounds, closure=True)
     checker = _Checker(stack, db, resolution.provider, bool(require_known) or stack.require_known)
     versions = checker.assign(resolution)
     checker.stack_findings()
@@ -142,6 +143,7 @@ class _Checker:
         self.provider = provider
         self.require_known = require_known
         self.blocking: list[str] = []  # why releases a failed resolution needed cannot install here (for the explanation)
+        self.extras: dict[str, frozenset[str]] = {}  # the extras of each package an installer installs (edges())
 
     # -- helpers -------------------------------------------------------------
 
@@ -465,13 +467,43 @@ class _Checker:
 
     # -- 3: every requirement edge ---------------------------------------------
 
+    def installed_extras(self, versions: dict[str, Version | None]) -> dict[str, frozenset[str]]:
+        """The extras of each package that an installer installs: those the
+        stack names and, as pip and uv merge them, every extra a requirement
+        of an installed release (or of an installed extra) asks for, wherever
+        else the package is named. A locked stack (a lock file, an installed
+        environment) installs only the extras its pins show."""
+        extras = {name: spec.extras for name, spec in self.stack.packages.items() if spec.extras}
+        if self.stack.locked:
+            return extras
+        waiting = [(name, frozenset()) for name in versions] + [(n, frozenset([e])) for n, es in extras.items()
+                                                               for e in es]
+        seen: set[tuple[str, frozenset[str]]] = set()
+        while waiting:
+            name, asked = waiting.pop()
+            if (name, asked) in seen:
+                continue
+            seen.add((name, asked))
+            release = self.release_of(name, versions.get(name))
+            if release is None:
+                continue
+            for need in self.provider.dependencies(release, asked):
+                if need.is_virtual or not need.extras or need.name not in versions:
+                    continue
+                new = need.extras - extras.get(need.name, frozenset())
+                if new:
+                    extras[need.name] = extras.get(need.name, frozenset()) | new
+                    waiting.extend((need.name, frozenset([e])) for e in new)
+        return extras
+
     def edges(self, versions: dict[str, Version | None]) -> None:
         wanted: dict[str, list[tuple[Need, Release]]] = defaultdict(list)
+        self.extras = self.installed_extras(versions)
         for name, version in versions.items():
             release = self.release_of(name, version)
             if release is None:
                 continue
-            extras = self.stack.packages[name].extras if name in self.stack.packages else frozenset()
+            extras = self.extras.get(name, frozenset())
             needs = self.provider.dependencies(release)
             for extra in sorted(extras):
                 needs += self.provider.dependencies(release, frozenset([extra]))[1:]
@@ -559,8 +591,22 @@ class _Checker:
             return
         # a package's own extra that asks for another of its extras (sglang[srt] -> sglang[runtime_common]):
         # pip installs that one too
-        missing = sorted(need.extras - spec.extras) if spec is not None and target != release.package else []
-        if missing:
+        missing = sorted(need.extras - self.extras.get(target, frozenset())) \
+            if spec is not None and target != release.package else []
+        unprovided = self._unprovided(need, self.release_of(target, have)) if target != release.package else []
+        if unprovided:
+            self.add(
+                f"extras:{release.package}=={release.version}:{target}",
+                "warning",
+                f"{who} needs {target}[{','.join(unprovided)}]; {target} {have} states no requirement for the "
+                f"{', '.join(unprovided)} extra (pip: \"does not provide the extra\"), so what {who} expects "
+                "from it is not installed",
+                (release.package, target),
+                "requirement",
+                need.origin,
+                self._source(need, release),
+            )
+        elif missing:
             self.add(
                 f"extras:{release.package}=={release.version}:{target}",
                 "warning",
@@ -571,6 +617,21 @@ class _Checker:
                 need.origin,
                 self._source(need, release),
             )
+
+    @staticmethod
+    def _unprovided(need: Need, target: Release | None) -> list[str]:
+        """The extras `need` asks for that `target` names in none of its
+        requirement lines (pip installs nothing for them); none when its
+        requirements are unknown."""
+        if not need.extras or target is None or not target.metadata_known:
+            return []
+        from ..sources.environment import extras_named
+
+        named = {e for line in target.requires_dist for e in extras_named(line)}
+        named.update(e for d in target.curated if d.requirement.marker is not None
+                     for e in extras_named(str(d.requirement.marker)))
+        named.update(normalize(e) for e in target.extras)
+        return sorted(e for e in need.extras if e not in named)
 
     def range_edge(self, need: Need, release: Release, allowed: SpecifierSet) -> None:
         """A requirement on a package the stack gives as a range: does the
@@ -630,6 +691,8 @@ class _Checker:
     def rules(self, versions: dict[str, Version | None]) -> None:
         facts = StackFacts(self.stack, versions)
         self.unjudged_model: dict[str, tuple[str, list[str]]] = {}  # rule ID -> (package, model tests)
+        # known issues among them that a release fixes whatever the model: rule ID -> (package, fixed in)
+        self.unjudged_fixes: dict[str, tuple[str, str]] = {}
         for name, version in sorted(versions.items()):
             component = self.db.component(name)
             if component is None:
@@ -665,7 +728,8 @@ class _Checker:
             "model:unverified",
             "info",
             f"{why}: could not judge {'; '.join(repr(t) for t in tests)} (the condition of {rules}); "
-            "give [model] family (and moe, hybrid, multimodal, head_dim, checkpoint_dtype as they apply) to decide them",
+            "give [model] family (and moe, hybrid, multimodal, head_dim, checkpoint_dtype as they apply) to decide them"
+            + self._fixes_whatever_the_model(),
             tuple(sorted({package for package, _ in self.unjudged_model.values()})),
             "unverified",
             "curated",
@@ -679,6 +743,15 @@ class _Checker:
             rules=sorted(self.unjudged_model),
             tests=tests,
         )
+
+    def _fixes_whatever_the_model(self) -> str:
+        """The releases that fix known issues whose model condition is unknown:
+        the upgrade that makes the question moot."""
+        fixes: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for rule_id, (package, fixed_in) in sorted(self.unjudged_fixes.items()):
+            fixes[(package, fixed_in)].append(rule_id)
+        said = [f"{package} {fixed_in} fixes {', '.join(ids)}" for (package, fixed_in), ids in sorted(fixes.items())]
+        return f"; whatever the model, {'; '.join(said)}" if said else ""
 
     def lockstep(self, rule: Rule, component: Component, version: Version | None,
                  versions: dict[str, Version | None]) -> None:
@@ -713,6 +786,8 @@ class _Checker:
                            if t.kind.startswith("model-") and t.evaluate(facts) is UNKNOWN]
                 if unknown and hasattr(self, "unjudged_model"):
                     self.unjudged_model[rule.id] = (component.name, unknown)
+                    if rule.kind == "known-issue" and rule.fixed_in is not None:
+                        self.unjudged_fixes[rule.id] = (component.name, str(rule.fixed_in))
             return
         if not rule.shown_for(version) and not self._stack_sets(rule.when, component):
             # A note of the release that introduced it: news to an upgrade that

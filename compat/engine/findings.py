@@ -69,6 +69,16 @@ FAMILIES = {
 }
 
 
+# The kinds of finding whose warnings predict a failure (Finding.predicts_failure):
+# a refusal (an inferred requirement, a build whose kernels are not expected to
+# serve the GPU, an extra not installed). Not those that say a fact is unknown
+# (unknown-release, unverified, untracked, unknown-option), a release's status
+# (pre-release, yanked), the snapshot's age, or a known issue, which an upgrade
+# plan lists among the rules it crosses.
+FAILURE_KINDS = frozenset({"requirement", "conflict", "existence", "lockstep", "build", "platform",
+                           "option-removed", "option-value", "parallel"})
+
+
 def family(finding_id: str) -> str:
     """The family of a finding ID: the engine's prefix (``requires`` of
     ``requires:vllm==0.32.0:transformers``), or the whole ID of a rule of the
@@ -110,6 +120,13 @@ class Finding(Record):
     suppressed: bool = False
     details: dict[str, Any] | None = None
     basis: str | None = None  # set when the fact is inferred, not stated by its source: what it rests on
+
+    @property
+    def predicts_failure(self) -> bool:
+        """Whether the finding says the stack fails, not only that something
+        is unknown or worth knowing: every error, and a warning of a kind
+        that names a refusal (FAILURE_KINDS). A plan passes only without any."""
+        return self.severity == "error" or (self.severity == "warning" and self.kind in FAILURE_KINDS)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -465,11 +465,13 @@ class _Search:
                    for failed, involved in self.failures)
 
     def new_doubt(self, report: Report) -> bool:
-        """Whether a fix trades an error for a warning on the same packages
-        that the stack did not have (vLLM 0.10.2 with Transformers 5: the
-        inferred form of the error on 0.11.0): no verified fix."""
-        involved = {c for e in self.errors for c in e.components}
-        return any(w.kind == "requirement" and w.id not in self.warned and involved & set(w.components)
+        """Whether a fix is not verified with full knowledge: it trades an
+        error for a warning that predicts a failure and that the stack did
+        not have (vLLM 0.10.2 with Transformers 5: the inferred form of the
+        error on 0.11.0), or it passes only because the check that verifies
+        it knows no build of a release it installs (an index the database
+        knows no vLLM build of: its CUDA, driver and kernels go unchecked)."""
+        return any((w.predicts_failure or w.id.startswith("build:")) and w.id not in self.warned
                    for w in report.warnings)
 
     def kernels_known(self, stack: Stack, report: Report) -> bool:

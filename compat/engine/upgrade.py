@@ -127,10 +127,14 @@ def upgrade(stack: Stack, db: Database, targets: list[Target], *, ignore: tuple[
     for attempt in _attempts(stack, db, targets):
         moved = _apply(stack, attempt)
         report = check_stack(moved, db, ignore=ignore, suggest_fixes=False)
-        if not report.errors:
+        # a plan passes only with no error and no warning that predicts a failure (vLLM 0.10.2 with
+        # Transformers 5: compat's own inferred warning that the tokenizer fails)
+        failing = [f for f in report.findings if f.predicts_failure and not f.suppressed]
+        if not failing:
             return _plan("upgrade", stack, moved, db, written, old_report, report, _requested(attempt), [])
-        outcome = search(moved, db, report.errors, frozen=[t.name for t, _ in attempt],
-                         newest=True, limit=1, ignore=ignore, max_checks=ATTEMPT_CHECKS)
+        outcome = search(moved, db, failing, frozen=[t.name for t, _ in attempt],
+                         newest=True, limit=1, ignore=ignore, max_checks=ATTEMPT_CHECKS,
+                         warned=[f.id for f in report.warnings if not f.predicts_failure])
         if outcome.suggestions:
             fixed, final = outcome.suggestions[0].stack, outcome.suggestions[0].report
             assert fixed is not None and final is not None
@@ -139,7 +143,8 @@ def upgrade(stack: Stack, db: Database, targets: list[Target], *, ignore: tuple[
             first_failure = (report, outcome.reason)
     assert first_failure is not None
     report, reason = first_failure
-    why = f"{report.errors[0].message}" + (f"; {reason.removeprefix('no suggestion: ')}" if reason else "")
+    first = next(f for f in report.findings if f.predicts_failure and not f.suppressed)
+    why = f"{first.message}" + (f"; {reason.removeprefix('no suggestion: ')}" if reason else "")
     return Plan("upgrade", stack, None, written, report=report, old_report=old_report, reason=why)
 
 

@@ -175,7 +175,7 @@ def constraints_on(target: str, db: Database, stack: Stack | None = None) -> Why
     if stack is not None:
         from .resolver import resolve
 
-        resolution = resolve(stack, db)
+        resolution = resolve(stack, db, closure=True)  # the whole install, as the check judges it
         report.resolved = resolution.ok
         if resolution.ok:
             chosen = {k: c.version for k, c in resolution.versions.items() if not k.startswith("__")}

@@ -191,7 +191,8 @@ class _Merger:
         places.update({("packages", g.key): g.place for g in merged.values() if g.origin != "stack"})
         stack = stack_from_tables(tables, self.db, file=shown, text=text, path=path or shown, places=places)
         return stack.replace(places={n: g.place for n, g in merged.items()},
-                                   environment=self.environment)
+                             environment=self.environment,
+                             locked=self.lock is not None or self.environment is not None)
 
     def _first_input(self) -> str:
         for path in (*self.inputs.requirements, self.inputs.pyproject, self.inputs.pylock):

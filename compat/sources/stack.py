@@ -55,7 +55,7 @@ _TABLES = {
     "options": None,  # package names, then option names
     "model": ("name", "repo", "family", "head_dim", "checkpoint_dtype", "moe", "hybrid", "multimodal"),
     "env": None,  # variable names
-    "compat": ("ignore", "strict", "require_known", "overlay"),
+    "compat": ("ignore", "strict", "require_known", "overlay", "only_binary"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
 # Versions are ASCII digits and dots only (_text.dotted_numbers: a bare \d
@@ -163,7 +163,7 @@ class Model(Record):
 
 _STACK_FIELDS = ("system", "hardware", "packages", "options", "model", "env", "ignore", "strict", "require_known",
                  "name", "description", "path", "text", "untracked", "unknown_options", "catalog_model", "places",
-                 "environment", "overlay")
+                 "environment", "overlay", "locked", "only_binary")
 
 
 class Stack(Fields):
@@ -199,6 +199,10 @@ class Stack(Fields):
     places: dict[str, Place]
     environment: Environment | None
     overlay: str | None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
+    # the packages are a complete install that no installer adds to (a lock, an installed environment):
+    # an extra a requirement asks for is installed only where the pins show it
+    locked: bool
+    only_binary: bool  # [compat] only_binary (or --only-binary): a release that needs a build from source fails
 
     def __init__(
         self,
@@ -221,6 +225,8 @@ class Stack(Fields):
         places: dict[str, Place] | None = None,
         environment: Environment | None = None,
         overlay: str | None = None,
+        locked: bool = False,
+        only_binary: bool = False,
     ) -> None:
         self.system = system
         self.hardware = Hardware() if hardware is None else hardware
@@ -241,6 +247,8 @@ class Stack(Fields):
         self.places = {} if places is None else places
         self.environment = environment
         self.overlay = overlay
+        self.locked = locked
+        self.only_binary = only_binary
 
 
 class Place(Record):
@@ -498,7 +506,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     options, unknown_options = _options(read.table(data, "options"), read, db, packages)
     model, catalog_model = _model(read.table(data, "model"), read, db)
     env = _env(read.table(data, "env"), read)
-    ignore, strict, require_known = _compat(read.table(data, "compat"), read)
+    ignore, strict, require_known, only_binary = _compat(read.table(data, "compat"), read)
     return Stack(
         system=system,
         hardware=hardware,
@@ -517,6 +525,7 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         unknown_options=unknown_options,
         catalog_model=catalog_model,
         overlay=overlay,
+        only_binary=only_binary,
     )
 
 
@@ -880,15 +889,15 @@ def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
     return env
 
 
-def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool, bool]:
+def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], bool, bool, bool]:
     ignore = table.get("ignore", [])
     if not isinstance(ignore, list):
         raise read.error("expected a list of finding IDs (strings)", ("compat",), "ignore")
     ignore = check_ignore(ignore, read)
     flags = []
-    for key in ("strict", "require_known"):
+    for key in ("strict", "require_known", "only_binary"):
         value = table.get(key, False)
         if not isinstance(value, bool):
             raise read.error(f"expected true or false, got {_kind(value)}", ("compat",), key)
         flags.append(value)
-    return ignore, flags[0], flags[1]
+    return ignore, flags[0], flags[1], flags[2]
