@@ -299,7 +299,8 @@ AUDIT = {
     # -- Transformers 5.20.x (item 16)
     "transformers.deepgemm-megamoe-ep": (
         "warning", spec(TF0, "H100", count=8, model={"family": "deepseek-v3", "moe": True}),
-        {"5.20.1": dict(packages=TF1), "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
+        {"5.20.1": dict(packages=TF1), "5.19.0": dict(packages={"transformers": "5.19.0"}),
+         "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
          "one GPU (no expert parallelism)": dict(count=1), "no GPU": dict(gpu=None, count=None, cuda=None)}),
     "transformers.old-torch-loading": ("info", spec(TF0), {"5.20.1": dict(packages=TF1)}),
     "transformers.ep-zero-expert-gradients": (
@@ -359,6 +360,7 @@ INSIDE = {
         "0.5.10": dict(packages={"sglang": "0.5.10"}), "0.5.11": dict(packages={"sglang": "0.5.11"}),
         "Pascal (6.1)": dict(gpu="P40"),
     },
+    "vllm-omni.fa3-fp8.sm90": {"Ada (8.9)": dict(gpu="L40S"), "SM120": dict(gpu="RTX PRO 6000 Blackwell Server Edition")},
     "vllm-omni.fa3-fp8.head-dim": {"head dim 272": dict(model={"head_dim": 272}), "head dim 100": dict(model={"head_dim": 100})},
     "ltx-2.diffvae.blackwell-dsl": {"another consumer SM120": dict(gpu="RTX 5060")},
     "ltx-2.diffvae.blackwell-dsl.other-gpus": {
