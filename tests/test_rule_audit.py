@@ -183,11 +183,12 @@ AUDIT = {
          "dense fa": dict(options=None), "0.5.22": dict(packages=SGL_22)}),
     "sglang.fp8-fa-sm120.compute-capability": (
         "warning", spec(SGL_22, "H100", options=SM120FA),
-        {"SM121": dict(gpu="DGX Spark GB10"), "SM120": dict(gpu="RTX 5090"), "dense fa": dict(options=None),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4")}),
+        {"SM120": dict(gpu="RTX 5090"), "data-centre SM120": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
+         "dense fa": dict(options=None), "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"),
+         "0.5.20 (its parser has no fp8_fa_sm120)": dict(packages={"sglang": "0.5.20"})}),
     "sglang.fp8-fa-sm120.block-scaled-mma": (
         "info", spec(SGL, "RTX 5090", options=SM120FA),
-        {"0.5.22": dict(packages=SGL_22), "dense fa": dict(options=None)}),
+        {"0.5.22": dict(packages=SGL_22), "dense fa": dict(options=None), "SM121 (falls back)": dict(gpu="DGX Spark GB10")}),
     "sglang.fp8-fa-sm120.rtx5080-measurement": (
         "info", spec(SGL, "RTX 5080", options=SM120FA, model={"head_dim": 128}),
         {"RTX 5090": dict(gpu="RTX 5090"), "head dim 64": dict(model={"head_dim": 64}), "0.5.22": dict(packages=SGL_22)}),
@@ -367,6 +368,10 @@ INSIDE = {
         "workstation SM120": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"), "SM121": dict(gpu="DGX Spark GB10"),
     },
     "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
+    "sglang.fp8-fa-sm120.compute-capability": {
+        "SM121 (falls back too)": dict(gpu="DGX Spark GB10"), "0.5.21, the first release that accepts it": dict(packages=SGL_21),
+        "0.5.23": dict(packages=SGL),
+    },
     "torch.index-wheels.cuda-12.8": {"2.9.0": dict(packages={"torch": "2.9.0"}), "2.10.0": dict(packages={"torch": "2.10.0"})},
     "transformers.ep-zero-expert-gradients": {"two GPUs": dict(count=2), "5.20.0": dict(packages=TF0)},
 }

@@ -111,9 +111,9 @@ CASES = [
     ("sglang.vsa-h3.a100-measurement", "info",
      stack(SGL, "A100 80GB", options={"sglang": {"attention-backend": "video_sparse_attn_h3"}}, model={"family": "h3"}),
      stack({"sglang": "0.5.22"}, "A100 80GB", options={"sglang": {"attention-backend": "video_sparse_attn_h3"}}, model={"family": "h3"})),
-    ("sglang.fp8-fa-sm120.compute-capability", "warning",  # inferred: named for SM120, no stated refusal
+    ("sglang.fp8-fa-sm120.compute-capability", "warning",  # the code falls back to cuDNN SDPA off SM120 (SM121 too)
      stack(SGL, "H100", options={"sglang": {"attention-backend": "fp8_fa_sm120"}}),
-     stack(SGL, "DGX Spark GB10", options={"sglang": {"attention-backend": "fp8_fa_sm120"}})),
+     stack(SGL, "RTX 5090", options={"sglang": {"attention-backend": "fp8_fa_sm120"}})),
     ("sglang.fp8-fa-sm120.block-scaled-mma", "info",
      stack(SGL, "RTX 5090", options={"sglang": {"attention-backend": "fp8_fa_sm120"}}),
      stack({"sglang": "0.5.22"}, "RTX 5090", options={"sglang": {"attention-backend": "fp8_fa_sm120"}})),
