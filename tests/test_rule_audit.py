@@ -368,6 +368,7 @@ INSIDE = {
         "workstation SM120": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"), "SM121": dict(gpu="DGX Spark GB10"),
     },
     "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
+    "sglang.vsa-h3.sm80-pointer-path": {"Ada (8.9)": dict(gpu="L40S"), "A10 (8.6)": dict(gpu="A10")},
     "sglang.fp8-fa-sm120.compute-capability": {
         "SM121 (falls back too)": dict(gpu="DGX Spark GB10"), "0.5.21, the first release that accepts it": dict(packages=SGL_21),
         "0.5.23": dict(packages=SGL),
