@@ -201,30 +201,30 @@ AUDIT = {
         {"H100": dict(gpu="H100"), "BF16 checkpoint": dict(model={"family": "h3", "checkpoint_dtype": "bf16"}),
          "0.5.22": dict(packages=SGL_22)}),
     "sglang.triton-fast-launch.disabled": (
-        "info", spec(SGL_22, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
-        {"unset": dict(env=None), "0.5.21": dict(packages=SGL_21)}),
+        "info", spec(SGL, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
+        {"unset": dict(env=None), "0.5.22 (its wheel has no launch replay)": dict(packages=SGL_22)}),
     "sglang.triton-fast-launch.torch-compile": (
-        "info", spec(SGL_22, "H100", options={"sglang": {"enable-torch-compile": True}}),
+        "info", spec(SGL, "H100", options={"sglang": {"enable-torch-compile": True}}),
         {"eager": dict(options=None), "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
-         "0.5.21": dict(packages=SGL_21)}),
+         "0.5.22 (its wheel has no launch replay)": dict(packages=SGL_22)}),
     "sglang.triton-fast-launch.old-triton": (
-        "info", spec(SGL_22, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "1"}),
+        "info", spec(SGL, "H100", env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "1"}),
         {"not configured": dict(env=None), "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}),
-         "0.5.21": dict(packages=SGL_21)}),
+         "0.5.22 (its wheel has no launch replay)": dict(packages=SGL_22)}),
     "sglang.triton-fast-launch.host-bound-only": (
-        "info", spec(SGL_22, "GB300", model={"family": "flux"}),
+        "info", spec(SGL, "GB300", model={"family": "flux"}),
         {"H200 with FLUX (not measured)": dict(gpu="H200"), "B200": dict(gpu="B200"),
          "another model": dict(model={"family": "h3"}), "torch.compile": dict(options={"sglang": {"enable-torch-compile": True}}),
-         "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}), "0.5.21": dict(packages=SGL_21)}),
+         "replay off": dict(env={"SGLANG_DIFFUSION_TRITON_FAST_LAUNCH": "0"}), "0.5.22 (its wheel has no launch replay)": dict(packages=SGL_22)}),
     "sglang.qwen-image-2.1.vae-measurement": (
-        "info", spec(SGL_22, "RTX PRO 6000 Blackwell Server Edition", model={"family": "qwen-image-2.1", "checkpoint_dtype": "bf16"},
+        "info", spec(SGL, "RTX PRO 6000 Blackwell Server Edition", model={"family": "qwen-image-2.1", "checkpoint_dtype": "bf16"},
                      options={"sglang": {"attention-backend": "torch_sdpa"}}),
         {"H100": dict(gpu="H100"), "FP8 checkpoint": dict(model={"family": "qwen-image-2.1", "checkpoint_dtype": "fp8"}),
          "attention fa": dict(options=None), "another family": dict(model={"family": "h3", "checkpoint_dtype": "bf16"}),
-         "0.5.21": dict(packages=SGL_21)}),
+         "0.5.22 (its wheel has no Qwen-Image 2.1 VAE fast path)": dict(packages=SGL_22)}),
     "sglang.qwen-image-2.1.vae-extra-high": (
-        "info", spec(SGL_22, "H100", model={"family": "qwen-image-2.1"}),
-        {"another family": dict(model={"family": "h3"}), "0.5.21": dict(packages=SGL_21)}),
+        "info", spec(SGL, "H100", model={"family": "qwen-image-2.1"}),
+        {"another family": dict(model={"family": "h3"}), "0.5.22 (its wheel has no Qwen-Image 2.1 VAE fast path)": dict(packages=SGL_22)}),
     "sglang.compute-capability.sm75": (
         "error", spec(SGL, "V100"),
         {"T4": dict(gpu="T4"), "Jetson Orin (8.7)": dict(gpu="Jetson Orin"), "0.2.14 (before the check)": dict(packages={"sglang": "0.2.14"})}),
