@@ -266,6 +266,17 @@ def test_an_unknown_key_in_a_release_line_is_refused(data):
     assert any(f"vllm.jsonl:{number}: 'requires-dist': unknown key" in p for p in lint(data))
 
 
+@pytest.mark.parametrize("value", [b'"vllm-0.32.0-py3-none-any.whl"', b'"vllm-0.31.0.tar.gz"', b"true", b"1",
+                                   b'"../vllm-0.32.0.tar.gz"'])
+def test_an_sdist_that_is_not_the_releases_is_refused(data, value):
+    snapshot = data / "metadata" / "vllm.jsonl"
+    number = edit_line(snapshot, "0.32.0", lambda line: re.sub(rb'"sdist": [^,]*,', b'"sdist": ' + value + b",", line))
+    drop_offsets(snapshot)
+    problems = lint(data)
+    assert any(f"vllm.jsonl:{number}: sdist: expected the file name of the release's sdist" in p for p in problems), \
+        problems
+
+
 def test_a_key_given_twice_in_a_release_line_is_refused(data):
     snapshot = data / "metadata" / "vllm.jsonl"
     number = edit_line(snapshot, "0.31.0", lambda line: line[:-1] + b', "requires_dist": []}')

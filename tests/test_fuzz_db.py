@@ -394,7 +394,7 @@ JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats
                     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
                     max_leaves=12)
 RELEASE_KEYS = st.sampled_from(["version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags",
-                                "requires_dist", "wheels"])
+                                "sdist", "requires_dist", "wheels"])
 HEADER = json.dumps({"schema": 1, "name": "pkg", "index": "https://pypi.org/simple/", "taken": "2026-12-03"})
 
 

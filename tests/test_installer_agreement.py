@@ -147,10 +147,16 @@ def test_a_conflict_between_two_dependencies_the_stack_does_not_name_is_found():
 
 
 def test_a_dependencys_wheels_are_judged_against_the_stacks_glibc():
-    # llguidance (a dependency of vLLM 0.31.0) has wheels for glibc 2.31 and newer only
+    # llguidance (a dependency of vLLM 0.31.0) has wheels for glibc 2.31 and newer only, and an sdist:
+    # pip and uv build it from source on glibc 2.28 (a Rust toolchain), and --only-binary forbids that
     old = check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.28"}, hardware={"gpu": "H100"}))
-    assert not old.ok and any(f.id.startswith("wheel:llguidance==") for f in old.errors)
-    assert check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.31"}, hardware={"gpu": "H100"})).ok
+    built = next(f for f in old.warnings if f.id.startswith("source-build:llguidance=="))
+    assert old.ok and "llguidance-" in built.message and "sdist" in built.message
+    forbidden = check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.28"}, hardware={"gpu": "H100"},
+                           compat={"only_binary": True}))
+    assert not forbidden.ok and any(f.id.startswith("wheel:llguidance==") for f in forbidden.errors)
+    fine = check(base(packages={"vllm": "0.31.0"}, system={"glibc": "2.31"}, hardware={"gpu": "H100"}))
+    assert fine.ok and not [f for f in fine.findings if f.id.startswith(("source-build:", "wheel:"))]
     # without [system] glibc, the note names the floor of the whole install, not only vLLM's
     note = next(f for f in check(base(packages={"vllm": "0.31.0"}, hardware={"gpu": "H100"})).findings
                 if f.id == "glibc:unknown")
@@ -192,3 +198,19 @@ def test_a_known_issue_whose_model_condition_is_unknown_names_the_release_that_f
     assert "whatever the model, transformers 5.20.2 fixes" in note.message
     fixed = check(base(packages={"transformers": "5.20.2"}, hardware={"gpu": "H100"}))
     assert "5.20.2 fixes" not in " ".join(f.message for f in fixed.findings)
+
+
+def test_a_release_with_only_an_sdist_is_a_build_from_source():
+    # SGLang 0.5.20 pins cuda-tile==1.6.0rc5, which has no wheel on the index, only an sdist
+    report = check(base(packages={"sglang": "0.5.20"}, hardware={"gpu": "H100"}))
+    warning = next(f for f in report.warnings if f.id == "source-build:cuda-tile==1.6.0rc5")
+    assert "cuda_tile-1.6.0rc5.tar.gz" in warning.message and "no wheel at all" in warning.message
+    forbidden = check(base(packages={"sglang": "0.5.20"}, hardware={"gpu": "H100"}, compat={"only_binary": True}))
+    assert "wheel:cuda-tile==1.6.0rc5" in {f.id for f in forbidden.errors}
+
+
+def test_only_binary_on_the_command_line(folder):
+    (folder / "stack.toml").write_text(H200 + '\n[packages]\nsglang = "0.5.20"\n', encoding="utf-8")
+    assert CliRunner().invoke(cli, ["check", "stack.toml"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["check", "stack.toml", "--only-binary"])
+    assert result.exit_code == 1 and "wheel:cuda-tile==1.6.0rc5" in result.output

@@ -186,8 +186,12 @@ def test_vllm_0_34_pins_a_flashinfer_the_index_never_had(db):
 
 @pytest.mark.parametrize("platform,gpu", [("windows-x86_64", None), ("macos-arm64", "Apple M3")])
 def test_vllm_on_windows_or_macos_has_no_wheel(db, platform, gpu):
+    # no wheel: pip and uv build vLLM's sdist there, which the check says; --only-binary refuses it
     report = check(stack({"vllm": "0.32.0"}, gpu=gpu, platform=platform), database=db)
-    assert "wheel:vllm==0.32.0" in errors(report)
+    assert "source-build:vllm==0.32.0" in {f.id for f in report.warnings}
+    forbidding = stack({"vllm": "0.32.0"}, gpu=gpu, platform=platform)
+    forbidding["compat"] = {"only_binary": True}
+    assert "wheel:vllm==0.32.0" in errors(check(forbidding, database=db))
 
 
 def test_sglang_0_5_22_needs_glibc_2_34(db):
@@ -247,8 +251,10 @@ def test_a_labelled_build_is_not_judged_by_the_package_index_s_wheel_tags(db):
                            index="cu129"), database=db)
     assert not any(f.id.startswith("wheel:vllm==0.20.0") and f.severity == "error" for f in labelled.findings)
     assert "wheel:vllm==0.20.0+cu129" in {f.id for f in labelled.findings if f.severity == "info"}
-    plain = check(stack({"vllm": "0.20.0"}, gpu="A100", cuda="12.9", driver="575.57.08", glibc="2.34"), database=db)
-    assert "wheel:vllm==0.20.0" in errors(plain)
+    plain = stack({"vllm": "0.20.0"}, gpu="A100", cuda="12.9", driver="575.57.08", glibc="2.34")
+    assert "source-build:vllm==0.20.0" in {f.id for f in check(plain, database=db).warnings}
+    plain["compat"] = {"only_binary": True}
+    assert "wheel:vllm==0.20.0" in errors(check(plain, database=db))
 
 
 def test_an_extra_that_asks_for_another_extra_of_its_own_package_is_installed_by_pip(db):

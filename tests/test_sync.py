@@ -232,6 +232,8 @@ def test_release_lines_carry_the_tags_of_their_wheels(database, index):
     assert built["1.0"]["tags"] == ["cp38-abi3-manylinux1_x86_64", "cp38-abi3-manylinux2014_aarch64"]
     assert built["1.1"]["tags"] == ["cp38-abi3-manylinux1_x86_64", "py2.py3-none-macosx_11_0_arm64.macosx_11_0_x86_64"]
     assert sourcey["1.0"]["tags"] == [] and sourcey["1.4"]["tags"] == ["py3-none-any"]
+    # and whether each release has an sdist to build when no wheel fits
+    assert built["1.0"]["sdist"] is False and sourcey["1.0"]["sdist"] == "sourcey-1.0.tar.gz"
     first = (database / "metadata" / "built.jsonl").read_text().splitlines()[1]
     assert first.startswith('{"version": "1.0", "uploaded": ')
 
@@ -241,7 +243,7 @@ def test_an_sdist_only_release_is_read_from_its_pkg_info(database, index):
     sourcey = releases(database, "sourcey")
     assert sourcey["1.0"] == {
         "version": "1.0", "uploaded": "2026-02-01", "requires_python": ">=3.9", "file": "sourcey-1.0.tar.gz",
-        "tags": [], "requires_dist": ["dep-one>=1"],
+        "tags": [], "sdist": "sourcey-1.0.tar.gz", "requires_dist": ["dep-one>=1"],
     }
     assert sourcey["1.1"]["file"] == "sourcey-1.1.zip" and sourcey["1.1"]["requires_dist"] == ["dep-two"]
     assert "metadata" not in sourcey["1.0"] and "metadata" not in sourcey["1.1"]

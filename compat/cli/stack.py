@@ -48,13 +48,16 @@ _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github"
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("--require-known", is_flag=True,
               help="A release or build the database does not hold is an error, not a warning.")
+@click.option("--only-binary", is_flag=True,
+              help="A release with no wheel for the machine is an error, not a build from its sdist (pip's "
+                   "--only-binary :all:; [compat] only_binary = true in a stack file).")
 @click.option("--ignore", "ignore", multiple=True, metavar="ID", help="Suppress a finding by ID (repeatable; * and ? allowed).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
 def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str | None, pylock: str | None,
           extras: tuple[str, ...], groups: tuple[str, ...], env: bool, python: str | None, fmt: str, quiet: bool,
-          min_severity: str, strict: bool, require_known: bool, ignore: tuple[str, ...], max_rounds: int,
-          db_path: str | None) -> None:
+          min_severity: str, strict: bool, require_known: bool, only_binary: bool, ignore: tuple[str, ...],
+          max_rounds: int, db_path: str | None) -> None:
     """Check each STACK (a stack.toml; - reads standard input), with the
     packages of --requirements, --pyproject, --pylock and --env merged into
     each (docs/inputs.md): exit 0 if every stack works, 1 if one does not,
@@ -91,6 +94,8 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
 
             loaded = load_inputs(inputs, db, pending)
         ignore = check_ignore(ignore)
+        if only_binary:
+            loaded = [stack.replace(only_binary=True) for stack in loaded]
         reports = [check_stack(stack, db, strict=strict or None, ignore=ignore, max_rounds=max_rounds,
                                require_known=require_known or None) for stack in loaded]
         if env:

@@ -1054,18 +1054,46 @@ class _Checker:
                      f"{who}+{label} is a build of another index than the snapshot's: its wheels' platform and "
                      "glibc are not checked", (name,), "platform", "metadata",
                      self.db.metadata_source(release, "wheel tags"))
-        if fit.installable is False:
-            glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
+        how = self.provider.how_installed(release)
+        glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
+        machine = f"CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}"
+        has = f"its wheels are for {', '.join(fit.platforms)}" if fit.platforms else "it has no wheel at all"
+        if how is None and fit.installable is False:
+            forbidden = (f"; its sdist ({release.sdist}) would be built from source, which [compat] only_binary "
+                         "(--only-binary) forbids") if isinstance(release.sdist, str) else ""
             self.add(
                 f"wheel:{name}=={version}",
                 "error",
-                f"{who} has no wheel for CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}: "
-                f"its wheels are for {', '.join(fit.platforms)}",
+                f"{who} has no wheel for {machine}: {has}{forbidden}",
                 (name, "python"),
                 "platform",
                 "metadata",
                 self.db.metadata_source(release, "wheel tags"),
                 found=", ".join(fit.platforms),
+            )
+        elif how is None:  # no wheel at all, and builds forbidden
+            self.add(
+                f"wheel:{name}=={version}",
+                "error",
+                f"{who} has no wheel: only an sdist ({release.sdist}), whose build from source [compat] "
+                "only_binary (--only-binary) forbids",
+                (name, "python"),
+                "platform",
+                "metadata",
+                self.db.metadata_source(release, "index files"),
+            )
+        elif how == "sdist":
+            self.add(
+                f"source-build:{name}=={version}",
+                "warning",
+                f"{who} has no wheel for {machine} ({has}): pip and uv build it from its sdist ({release.sdist}), "
+                "which needs a compiler toolchain on the machine (and, for a package with CUDA code, the CUDA "
+                "toolkit), and can fail where they are missing; --only-binary makes this an error",
+                (name, "python"),
+                "source-build",
+                "metadata",
+                self.db.metadata_source(release, "index files"),
+                found=", ".join(fit.platforms) or None,
             )
         selected, problem = self.provider.select_build(component, release)
         if problem is not None:

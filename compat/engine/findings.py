@@ -34,7 +34,10 @@ FAMILIES = {
                         "are not checked.",
     "missing": "A release does not exist on the package index, or only a release that does not exist meets a "
                "requirement.",
-    "wheel": "A release has no wheel for the stack's Python, platform or glibc.",
+    "wheel": "A release has no wheel for the stack's Python, platform or glibc, and no sdist to build (or builds "
+             "are forbidden: --only-binary).",
+    "source-build": "A release has no wheel for the stack's Python, platform or glibc: pip and uv build its sdist, "
+                    "which needs compilers (and the CUDA toolkit for CUDA code) on the machine.",
     "glibc": "The wheels need a GNU C library at least as new as the one named; the stack does not give its glibc.",
     "build": "The database does not know the build (CUDA, ROCm or CPU variant) the stack installs.",
     "build-cuda": "The build a package installs targets another CUDA major version than the stack.",

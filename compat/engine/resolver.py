@@ -551,9 +551,9 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return True
         spec = self.stack.packages.get(candidate.name)
         if spec is not None and spec.pinned is not None:
-            # no installer installs a pin without a wheel for the platform (the check says which);
-            # its Python and build are judged as requirements and findings
-            return self.wheel_fit(release).installable is not False
+            # no installer installs a pin without a wheel for the platform, nor an sdist to build (the
+            # check says which); its Python and build are judged as requirements and findings
+            return self.how_installed(release) is not None
         fits = self.installable(release) and self._agrees_with_pins(release)
         return fits and (not self.dead_ends or self._viable(release))
 
@@ -626,7 +626,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
             python = release.requires_python
             fits = python is None or python.contains(self.stack.system.python, prereleases=True)
-            fits = fits and self.wheel_fit(release).installable is not False
+            fits = fits and self.how_installed(release) is not None
             component = self.db.component(release.package)
             if fits and component is not None:
                 selected, _ = self.select_build(component, release)
@@ -647,6 +647,23 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             found = self._selected[key] = select_build(
                 component, release, self.stack.packages.get(release.package), self.stack, self.db)
         return found
+
+    def how_installed(self, release: Release) -> str | None:
+        """How an installer installs `release` here: "wheel" (one of its
+        wheels fits), "sdist" (none fits, or it has none, and pip and uv build
+        its sdist, unless the stack forbids builds: [compat] only_binary),
+        "unknown" (the snapshot records neither its wheels nor an sdist: a
+        curated release, an older snapshot, another index's build) or None
+        (nothing fits and there is nothing to build)."""
+        fit = self.wheel_fit(release).installable
+        if fit is True:
+            return "wheel"
+        sdist = release.sdist
+        if isinstance(sdist, str):
+            return None if self.stack.only_binary else "sdist"
+        if fit is None:
+            return "unknown"
+        return None
 
     def wheel_fit(self, release: Release) -> WheelFit:
         """How the release's wheels fit the stack's interpreter and platform

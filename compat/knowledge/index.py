@@ -412,6 +412,7 @@ class ReleaseMetadata:
     how: str  # "metadata-file", "range", "download", "sdist", or "unreadable" (an sdist not read)
     wheels: tuple[dict[str, Any], ...] = ()  # every wheel of the release: file, url, sha256, size
     tags: tuple[str, ...] = ()  # the distinct tags of the wheels an installer considers, sorted
+    sdist: str | bool = False  # the sdist an installer builds when no wheel fits (its file name), or False
     known: bool = True  # False: the requirements could not be read, and are not "none"
     refused: str | None = None  # why the metadata was refused (then `known` is False)
     followed: tuple[str, ...] | None = None  # the lines the closure follows, when not requires_dist
@@ -894,6 +895,7 @@ class IndexClient:
             how=how,
             wheels=_wheel_records(files),
             tags=tuple(sorted({f.tag for f in wheels})),
+            sdist=sdist_of(candidates),
             known=known,
             refused=refused,
             followed=followed,
@@ -1271,6 +1273,13 @@ def _preferred_wheel(wheels: list[IndexFile]) -> IndexFile:
         return (universal or linux, "cp312" in name or "abi3" in name or universal, name)
 
     return max(_newest_builds(wheels), key=score)
+
+
+def sdist_of(files: list[IndexFile]) -> str | bool:
+    """The file name of the sdist an installer builds among `files` (those it
+    considers), or False when they hold none."""
+    sdists = [f for f in files if not f.is_wheel]
+    return _preferred_sdist(sdists).filename if sdists else False
 
 
 def _preferred_sdist(sdists: list[IndexFile]) -> IndexFile:

@@ -111,7 +111,7 @@ class Release:
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
         "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache", "_tags",
-        "_metadata_known", "line",
+        "_metadata_known", "line", "_sdist",
     )
 
     def __init__(
@@ -153,6 +153,7 @@ class Release:
         self._cache: dict[str, Requirement] = {}
         self._tags: tuple[str, ...] = ()
         self._metadata_known = True
+        self._sdist: str | bool | None = None
         self.line = line  # the snapshot line it was read from (`file`'s), for errors
 
     def __repr__(self) -> str:
@@ -170,6 +171,10 @@ class Release:
             self._date = _dt.date.fromisoformat(entry["uploaded"][:10])
         self._tags = tuple(entry.get("tags", ()))
         self._metadata_known = entry.get("metadata") != "unknown"
+        sdist = entry.get("sdist")
+        if sdist is None and not self._tags and str(entry.get("file", "")).endswith((".tar.gz", ".zip")):
+            sdist = entry["file"]  # a release whose metadata was read from its sdist has one, whatever the snapshot's age
+        self._sdist = sdist
 
     @property
     def date(self) -> _dt.date | None:
@@ -197,6 +202,14 @@ class Release:
         as the snapshot records them; empty when unknown (a curated release)."""
         self._decode()
         return self._tags
+
+    @property
+    def sdist(self) -> str | bool | None:
+        """The sdist an installer builds when no wheel fits: its file name;
+        False when the release has none; None when the snapshot does not
+        record it (an older snapshot, a curated release)."""
+        self._decode()
+        return self._sdist
 
     @property
     def metadata_known(self) -> bool:

@@ -67,6 +67,9 @@ class SnapshotRelease(Record):
     wheels: tuple[dict[str, Any], ...] = ()
     tags: tuple[str, ...] | None = None  # None: not recorded (an older snapshot)
     metadata: str | None = None  # UNKNOWN: requires_dist is empty because it could not be read
+    # the sdist an installer builds when no wheel fits: its file name, False when the release has none,
+    # None when not recorded (an older snapshot)
+    sdist: str | bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"version": self.version}
@@ -82,6 +85,8 @@ class SnapshotRelease(Record):
             data["metadata"] = self.metadata
         if self.tags is not None:
             data["tags"] = sorted(self.tags)
+        if self.sdist is not None:
+            data["sdist"] = self.sdist
         data["requires_dist"] = list(self.requires_dist)
         if self.wheels:
             data["wheels"] = [dict(w) for w in self.wheels]
@@ -122,7 +127,8 @@ _LINE_START = '{"version": "'
 _YANKED = ', "yanked": true'
 
 HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanked", "lines")
-RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "requires_dist", "wheels")
+RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "sdist", "requires_dist",
+                "wheels")
 WHEEL_KEYS = ("file", "url", "sha256", "size")
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"  # a pattern compiled by re on first use (as _WHEEL_NAME, _SHA256): a check never uses it
 # an upload time: a date (the common case, told without compiling this), or a date and a time
@@ -382,6 +388,12 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
             raise error(f"invalid version specifier {requires_python[:200]!r}", "requires_python") from None
         if long_number(requires_python):
             raise error(f"{requires_python[:200]!r}: {long_number(requires_python)}", "requires_python")
+    sdist = entry.get("sdist")
+    if sdist is not None and sdist is not False and not (
+            isinstance(sdist, str) and sdist_problem(sdist, entry["version"]) is None):
+        shown = sdist[:120] if isinstance(sdist, str) else sdist
+        raise error(f"expected the file name of the release's sdist (name-version.tar.gz or .zip) or false, "
+                    f"got {shown!r}", "sdist")
     uploaded = entry.get("uploaded")
     if uploaded and not _is_timestamp(uploaded):
         raise error(f"expected a date such as 2026-10-18 (or an ISO 8601 time), got {uploaded[:80]!r}", "uploaded")
@@ -397,6 +409,28 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
     if not isinstance(wheels, list):
         raise error("expected a list of {file, url, sha256, size} objects", "wheels")
     return entry
+
+
+def sdist_problem(file: str, version: str) -> str | None:
+    """Why `file` is not the name of an sdist of release `version`, or None.
+
+    >>> sdist_problem("cuda_tile-1.6.0rc5.tar.gz", "1.6.0rc5") is None, sdist_problem("x.whl", "1.0")
+    (True, 'not an sdist file name')
+    """
+    from packaging.utils import parse_sdist_filename
+
+    if not file.endswith((".tar.gz", ".zip")) or "/" in file or "\\" in file or not file.isprintable():
+        return "not an sdist file name"
+    try:
+        _, named = parse_sdist_filename(file)
+    except ValueError:
+        return "not an sdist file name"
+    try:
+        if named != parse_version(version):
+            return f"a file of release {named}"
+    except ValueError:
+        return "not an sdist file name"
+    return None
 
 
 def _is_timestamp(text: str) -> bool:
@@ -582,6 +616,7 @@ def _release(entry: dict[str, Any]) -> SnapshotRelease:
         wheels=tuple(entry.get("wheels", ())),
         tags=tuple(entry["tags"]) if "tags" in entry else None,
         metadata=entry.get("metadata"),
+        sdist=entry.get("sdist"),
     )
 
 

@@ -430,6 +430,7 @@ def _snapshot(name: str, releases: Listing, metas: list[ReleaseMetadata], index:
                 file=meta.filename,
                 wheels=meta.wheels,
                 tags=meta.tags,
+                sdist=meta.sdist,
                 metadata=None if meta.known else UNKNOWN,
             )
             for meta in metas
