@@ -68,18 +68,9 @@ AUDIT = {
         {"fp8-scaled-mm": dict(options={"ltx-2": {"quantization": "fp8-scaled-mm"}}), "release 1.4.0": dict(packages=LTX_OLD)}),
     "ltx-2.diffvae.blackwell-dsl": (
         "error", spec(LTX, "RTX 5090", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
-        {"B300": dict(gpu="B300"), "H100 (not stated)": dict(gpu="H100"),
-         "data-centre SM120 (not a consumer card)": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
-         "workstation SM120 (not stated)": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"),
-         "SM121 (not SM120)": dict(gpu="DGX Spark GB10"),
+        {"B300 (10.3)": dict(gpu="B300"), "B200 (10.0)": dict(gpu="B200"), "GB200": dict(gpu="GB200"),
          "backend natten": dict(options={"ltx-2": {"diffvae-backend": "natten"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
-    "ltx-2.diffvae.blackwell-dsl.other-gpus": (
-        "warning", spec(LTX, "H100", options={"ltx-2": {"diffvae-backend": "blackwell_dsl"}}),
-        {"B200": dict(gpu="B200"), "SM120 consumer (the stated error instead)": dict(gpu="RTX 5090"),
-         "data-centre SM120 (data-centre Blackwell)": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
-         "backend triton": dict(options={"ltx-2": {"diffvae-backend": "triton"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.1.7 (no blackwell_dsl)": dict(packages={"ltx-2": "1.1.7"})}),
     "ltx-2.dfr.fp8-gemm": (
         "info", spec(LTX, "L40S", options={"ltx-2": {"spatial-upscalings": 2}}),
         {"cc 8.6": dict(gpu="A10"), "one upscaling": dict(options={"ltx-2": {"spatial-upscalings": 1}}),
@@ -363,9 +354,11 @@ INSIDE = {
     },
     "vllm-omni.fa3-fp8.sm90": {"Ada (8.9)": dict(gpu="L40S"), "SM120": dict(gpu="RTX PRO 6000 Blackwell Server Edition")},
     "vllm-omni.fa3-fp8.head-dim": {"head dim 272": dict(model={"head_dim": 272}), "head dim 100": dict(model={"head_dim": 100})},
-    "ltx-2.diffvae.blackwell-dsl": {"another consumer SM120": dict(gpu="RTX 5060")},
-    "ltx-2.diffvae.blackwell-dsl.other-gpus": {
+    "ltx-2.diffvae.blackwell-dsl": {
+        "data-centre SM120 (no Tensor Memory)": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
         "workstation SM120": dict(gpu="RTX PRO 6000 Blackwell Workstation Edition"), "SM121": dict(gpu="DGX Spark GB10"),
+        "Jetson Thor (11.0)": dict(gpu="Jetson Thor"), "H100": dict(gpu="H100"),
+        "release 1.2.0, the first with blackwell_dsl": dict(packages={"ltx-2": "1.2.0"}),
     },
     "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
     "sglang.vsa-h3.sm80-pointer-path": {"Ada (8.9)": dict(gpu="L40S"), "A10 (8.6)": dict(gpu="A10")},
@@ -423,14 +416,14 @@ def test_shown_at_the_inner_edge_of_its_scope(db, rule, label, change):
     assert found[0].severity == severity
 
 
-def test_the_blackwell_dsl_error_is_for_consumer_sm120_only(db):
-    # the release excludes SM120 consumer cards; a workstation SM120 card gets the inferred warning, a
-    # data-centre one (data-centre Blackwell, which the backend targets) neither
+def test_the_blackwell_dsl_error_follows_ltx2s_code(db):
+    # LTX-2's code takes compute capability 10.0, 10.1 or 10.3 only: a data-centre SM120 card has no
+    # Tensor Memory either, and is refused with its message, by a stated rule (no basis)
     options = {"ltx-2": {"diffvae-backend": "blackwell_dsl"}}
-    workstation = ids(check(stack(LTX, "RTX PRO 6000 Blackwell Workstation Edition", options=options), database=db))
-    assert "ltx-2.diffvae.blackwell-dsl" not in workstation and "ltx-2.diffvae.blackwell-dsl.other-gpus" in workstation
-    server = ids(check(stack(LTX, "RTX PRO 6000 Blackwell Server Edition", options=options), database=db))
-    assert not {"ltx-2.diffvae.blackwell-dsl", "ltx-2.diffvae.blackwell-dsl.other-gpus"} & server
+    report = check(stack(LTX, "RTX PRO 6000 Blackwell Server Edition", options=options), database=db)
+    finding = next(f for f in report.errors if f.id == "ltx-2.diffvae.blackwell-dsl")
+    assert finding.basis is None and "Tensor Memory" in finding.message
+    assert "ltx-2.diffvae.blackwell-dsl" not in ids(check(stack(LTX, "GB300", options=options), database=db))
 
 
 def test_inferred_rules_say_what_they_rest_on(db):
