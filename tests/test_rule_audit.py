@@ -119,12 +119,15 @@ AUDIT = {
     "vllm-omni.ltx2-audio.recipe": (
         "info", spec(OMNI, "H100", options=AUDIO), {"the video pipeline (no audio pipeline)": dict(model={"family": "ltx-2.5"}, options=None)}),
     "vllm-omni.ltx2-audio.tensor-parallel": (
-        "warning", spec(OMNI, "H100", count=2, options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "ulysses-degree": 2}}),
+        "error", spec(OMNI, "H100", count=2, options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "ulysses-degree": 2}}),
         {"TP/SP 1": dict(options=AUDIO),
-         "a video pipeline with TP 2": dict(options={"vllm-omni": {"tensor-parallel-size": 2}}, model={"family": "ltx-2.5"})}),
+         "a video pipeline with TP 2": dict(options={"vllm-omni": {"tensor-parallel-size": 2}}, model={"family": "ltx-2.5"}),
+         "0.31.0rc1 (no audio pipeline)": dict(packages=OMNI_OLD)}),
     "vllm-omni.ltx2-audio.cache-dit": (
-        "warning", spec(OMNI, "H100", options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "cache-backend": "cache_dit"}}),
-        {"no cache": dict(options=AUDIO), "another pipeline": dict(options={"vllm-omni": {"cache-backend": "cache_dit"}})}),
+        "error", spec(OMNI, "H100", options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "cache-backend": "cache_dit"}}),
+        {"no cache": dict(options=AUDIO), "cache none": dict(options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "cache-backend": "none"}}),
+         "another pipeline": dict(options={"vllm-omni": {"cache-backend": "cache_dit"}}),
+         "0.31.0rc1 (no audio pipeline)": dict(packages=OMNI_OLD)}),
     "vllm-omni.taomate-h3.max-num-seqs": (
         "warning", spec(OMNI, "H100", model={"family": "taomate-h3"}, options={"vllm-omni": {"max-num-seqs": 4}}),
         {"max_num_seqs 1": dict(options={"vllm-omni": {"max-num-seqs": 1}}), "H3": dict(model={"family": "h3"}),
@@ -351,6 +354,14 @@ INSIDE = {
         "0.2.14.post1, the first release with the check": dict(packages={"sglang": "0.2.14.post1"}),
         "0.5.10": dict(packages={"sglang": "0.5.10"}), "0.5.11": dict(packages={"sglang": "0.5.11"}),
         "Pascal (6.1)": dict(gpu="P40"),
+    },
+    "vllm-omni.ltx2-audio.tensor-parallel": {
+        "TP 2": dict(options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "tensor-parallel-size": 2}}),
+        "ring 2": dict(options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "ring-degree": 2}}),
+        "by --model-class-name": dict(options={"vllm-omni": {"model-class-name": "LTX2TextToAudioPipeline", "ulysses-degree": 2}}),
+    },
+    "vllm-omni.ltx2-audio.cache-dit": {
+        "TeaCache": dict(options={"vllm-omni": {"pipeline": "LTX2TextToAudioPipeline", "cache-backend": "tea_cache"}}),
     },
     "vllm-omni.fa3-fp8.sm90": {"Ada (8.9)": dict(gpu="L40S"), "SM120": dict(gpu="RTX PRO 6000 Blackwell Server Edition")},
     "vllm-omni.fa3-fp8.head-dim": {"head dim 272": dict(model={"head_dim": 272}), "head dim 100": dict(model={"head_dim": 100})},
