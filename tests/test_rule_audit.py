@@ -294,13 +294,15 @@ AUDIT = {
     # -- Transformers 5.20.x (item 16)
     "transformers.deepgemm-megamoe-ep": (
         "warning", spec(TF0, "H100", count=8, model={"family": "deepseek-v3", "moe": True}),
-        {"5.20.1": dict(packages=TF1), "5.19.0": dict(packages={"transformers": "5.19.0"}),
+        {"5.20.1": dict(packages=TF1), "5.18.0 (no token-dispatch plan)": dict(packages={"transformers": "5.18.0"}),
          "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
          "one GPU (no expert parallelism)": dict(count=1), "no GPU": dict(gpu=None, count=None, cuda=None)}),
     "transformers.old-torch-loading": ("info", spec(TF0), {"5.20.1": dict(packages=TF1)}),
     "transformers.ep-zero-expert-gradients": (
-        "warning", spec(TF1, "H100", count=8, model={"family": "deepseek-v3", "moe": True}, options={"transformers": {"bf16": True}}),
-        {"5.20.2": dict(packages=TF2), "5.19.0": dict(packages={"transformers": "5.19.0"}), "not BF16 training": dict(options=None),
+        "warning", spec({**TF1, "torch": "2.13.0"}, "H100", count=8, model={"family": "deepseek-v3", "moe": True},
+                        options={"transformers": {"bf16": True}}),
+        {"5.20.2": dict(packages={**TF2, "torch": "2.13.0"}), "5.18.0 (no divide factor)": dict(packages={"transformers": "5.18.0", "torch": "2.13.0"}),
+         "torch 2.14": dict(packages={**TF1, "torch": "2.14.0"}), "not BF16 training": dict(options=None),
          "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
          "one GPU (no expert parallelism)": dict(count=1)}),
     "transformers.generate-input-dict-cast": (
@@ -371,14 +373,18 @@ INSIDE = {
         "Jetson Thor (11.0)": dict(gpu="Jetson Thor"), "H100": dict(gpu="H100"),
         "release 1.2.0, the first with blackwell_dsl": dict(packages={"ltx-2": "1.2.0"}),
     },
-    "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2)},
+    "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2), "5.19.0, the first with the token-dispatch plan": dict(packages={"transformers": "5.19.0"})},
     "sglang.vsa-h3.sm80-pointer-path": {"Ada (8.9)": dict(gpu="L40S"), "A10 (8.6)": dict(gpu="A10")},
     "sglang.fp8-fa-sm120.compute-capability": {
         "SM121 (falls back too)": dict(gpu="DGX Spark GB10"), "0.5.21, the first release that accepts it": dict(packages=SGL_21),
         "0.5.23": dict(packages=SGL),
     },
     "torch.index-wheels.cuda-12.8": {"2.9.0": dict(packages={"torch": "2.9.0"}), "2.10.0": dict(packages={"torch": "2.10.0"})},
-    "transformers.ep-zero-expert-gradients": {"two GPUs": dict(count=2), "5.20.0": dict(packages=TF0)},
+    "transformers.ep-zero-expert-gradients": {
+        "two GPUs": dict(count=2), "5.20.0": dict(packages={**TF0, "torch": "2.13.0"}),
+        "5.19.0, the first with the divide factor": dict(packages={"transformers": "5.19.0", "torch": "2.13.0"}),
+        "torch 2.12": dict(packages={**TF1, "torch": "2.12.0"}),
+    },
 }
 
 INSIDE_CASES = [(rule, label, change) for rule, changes in INSIDE.items() for label, change in changes.items()]
