@@ -302,7 +302,7 @@ AUDIT = {
         "warning", spec({**TF1, "torch": "2.13.0"}, "H100", count=8, model={"family": "deepseek-v3", "moe": True},
                         options={"transformers": {"bf16": True}}),
         {"5.20.2": dict(packages={**TF2, "torch": "2.13.0"}), "5.18.0 (no divide factor)": dict(packages={"transformers": "5.18.0", "torch": "2.13.0"}),
-         "torch 2.14": dict(packages={**TF1, "torch": "2.14.0"}), "not BF16 training": dict(options=None),
+         "not BF16 training": dict(options=None),
          "dense model": dict(model={"family": "glm-5", "moe": False}), "no [model]": dict(model=None),
          "one GPU (no expert parallelism)": dict(count=1)}),
     "transformers.generate-input-dict-cast": (
@@ -383,7 +383,6 @@ INSIDE = {
     "transformers.ep-zero-expert-gradients": {
         "two GPUs": dict(count=2), "5.20.0": dict(packages={**TF0, "torch": "2.13.0"}),
         "5.19.0, the first with the divide factor": dict(packages={"transformers": "5.19.0", "torch": "2.13.0"}),
-        "torch 2.12": dict(packages={**TF1, "torch": "2.12.0"}),
     },
 }
 
