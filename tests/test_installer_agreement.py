@@ -214,3 +214,46 @@ def test_only_binary_on_the_command_line(folder):
     assert CliRunner().invoke(cli, ["check", "stack.toml"]).exit_code == 0
     result = CliRunner().invoke(cli, ["check", "stack.toml", "--only-binary"])
     assert result.exit_code == 1 and "wheel:cuda-tile==1.6.0rc5" in result.output
+
+
+# -- each build judged with its own requirements --------------------------------------------------
+
+
+def test_a_cpu_build_of_torch_is_not_judged_with_the_cuda_builds_requirements(folder):
+    # torch 2.13.0+cpu beside another triton: PyTorch's CPU wheels require neither triton nor the CUDA
+    # libraries (pip check is silent); the index's CUDA build pins triton==3.7.1
+    (folder / "requirements.txt").write_text("torch==2.13.0+cpu\ntriton==3.6.0\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "machine.toml", "--requirements", "requirements.txt", "--format", "json"])
+    ids = [f["id"] for f in json.loads(result.output)["findings"]]
+    assert not [i for i in ids if i.startswith("requires:torch==2.13.0")], ids
+    # the true failure of the same kind: the index's own (CUDA) build with that triton
+    (folder / "requirements.txt").write_text("torch==2.13.0\ntriton==3.6.0\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "machine.toml", "--requirements", "requirements.txt", "--format", "json"])
+    assert result.exit_code == 1 and "requires:torch==2.13.0:triton" in result.output
+
+
+def test_resolve_for_the_cpu_index_pins_no_cuda_package_and_writes_where_torch_comes_from(folder):
+    (folder / "cpu.toml").write_text('[system]\npython = "3.12"\nindex = "cpu"\n\n[packages]\ntorch = "2.13.0"\n',
+                                     encoding="utf-8")
+    toml = CliRunner().invoke(cli, ["resolve", "cpu.toml"])
+    assert toml.exit_code == 0 and 'index = "cpu"' in toml.output
+    for name in ("triton", "cuda-toolkit", "nvidia-"):
+        assert f"\n{name}" not in toml.output
+    assert "sympy" in toml.output  # what every build of torch requires stays
+    pins = CliRunner().invoke(cli, ["resolve", "cpu.toml", "--format", "requirements"]).output
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in pins and "torch==2.13.0+cpu" in pins
+    lock = CliRunner().invoke(cli, ["resolve", "cpu.toml", "--format", "pylock"])
+    assert lock.exit_code == 2 and "https://download.pytorch.org/whl/cpu" in lock.output
+
+
+def test_a_build_whose_requirements_are_not_all_known_says_so():
+    # torch's cu126 build pins the CUDA 12.6 libraries, which no source here lists: not the index build's
+    cu126 = check(base(packages={"torch": "2.13.0+cu126"}, system={"cuda": "12.6", "driver": "560.35.03"},
+                       hardware={"gpu": "H100"}))
+    note = next(f for f in cu126.findings if f.id == "build-requires:torch==2.13.0")
+    assert note.severity == "info" and "CUDA 12.6 libraries" in note.message
+    assert not [f for f in cu126.errors if "cuda-toolkit" in f.message or "nvidia-" in f.message]
+    # a build of another index that no source describes: a warning, never silent
+    vllm = check(base(packages={"vllm": "0.32.0"}, system={"cuda": "12.9", "driver": "575.57.08", "index": "cu129"},
+                      hardware={"gpu": "H100"}))
+    assert "build-requires:vllm==0.32.0" in {f.id for f in vllm.warnings}

@@ -1117,6 +1117,7 @@ class _Checker:
         # a build read off the release's own pins cites its metadata; one a label names, the label convention
         source: Source | str = self.db.metadata_source(release) if build.layer == "metadata" else build.source
         problems = judge_build(build, self.stack, self.db)
+        self.build_requires(release, build, who)
         hint = self.other_build(release, build) if any(p.severity == "error" for p in problems) else ""
         for problem in problems:
             self.add(f"{problem.kind}:{name}=={version}", problem.severity,
@@ -1124,6 +1125,24 @@ class _Checker:
                      "build", build.layer, build.archs_source or source if problem.kind == "arch" else source,
                      build=build.id, basis=self._arch_basis(build) if problem.kind == "arch" else None,
                      **problem.details)
+
+    def build_requires(self, release: Release, build: Build, who: str) -> None:
+        """What is not known of the requirements of the build installed: the
+        index's own build states them (the snapshot); another index's build
+        carries its own, which the database states (its drops and adds) or
+        does not."""
+        name, version = release.package, release.version
+        if not build.requires_declared:
+            self.add(f"build-requires:{name}=={version}", self.unknown_severity,
+                     f"{who} installs {build.describe()}, whose own requirements are not known here (its index is "
+                     "not read, and no source states how they differ): the check judges those of the package "
+                     "index's build, which may differ", (name,), "unknown-release", build.layer, build.source,
+                     build=build.id)
+        elif build.requires_unknown:
+            self.add(f"build-requires:{name}=={version}", "info",
+                     f"{who} installs {build.describe()}: {build.requires_unknown} are not known here, and not "
+                     "checked (the package index's build's lines on them are not applied)", (name,),
+                     "unverified", build.layer, build.requires_source or build.source, build=build.id)
 
     def other_build(self, release: Release, wrong: Build) -> str:
         """A build of the same release that would fit the stack, as a hint."""
@@ -1133,6 +1152,8 @@ class _Checker:
         for build in component.builds_for(release.version):
             if build is wrong or build.index == wrong.index:
                 continue
+            if build.accelerator != self.stack.hardware.accelerator:
+                continue  # a CPU build "fits" a GPU stack only by leaving the GPU unused
             if build.platforms and self.stack.system.platform not in build.platforms:
                 continue
             capability = self.stack.hardware.compute_capability

@@ -40,6 +40,8 @@ FAMILIES = {
                     "which needs compilers (and the CUDA toolkit for CUDA code) on the machine.",
     "glibc": "The wheels need a GNU C library at least as new as the one named; the stack does not give its glibc.",
     "build": "The database does not know the build (CUDA, ROCm or CPU variant) the stack installs.",
+    "build-requires": "The requirements of the build the stack installs (another index's) are not all known: "
+                      "what is not known is not checked.",
     "build-cuda": "The build a package installs targets another CUDA major version than the stack.",
     "build-platform": "The build a package installs has no wheels for the stack's platform.",
     "passed-over": "pip and uv would install a newer release that the stack's range admits, whose build cannot run "

@@ -27,6 +27,7 @@ from .._versions import overlap
 from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database, Drawn, meets, newest_unyanked, pinned_version
 from ..knowledge.model import Build, Component, Release, Rule
+from ..knowledge.requires import parse_requirement
 from ..sources.stack import Stack
 from .builds import Platform, Problem, Selected, WheelFit, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
@@ -422,8 +423,11 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             needs.append(Need(release.package, SpecifierSet(f"=={release.version}"), parent=parent, origin="metadata"))
         elif release.requires_python is not None:
             needs.append(Need(virtual_name("python"), release.requires_python, parent=parent, origin="metadata"))
+        build = self.build_of(release)
         for dependency in release.dependencies_for(extras, self._wanted, self._pin_unlisted):
             requirement = dependency.requirement
+            if build is not None and dependency.layer == "metadata" and build.drops_line(normalize(requirement.name)):
+                continue  # the index build's line, which the wheels of the build installed here do not carry
             marker = requirement.marker
             if extras:
                 # The extras candidate carries only its extras' own lines;
@@ -446,7 +450,33 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             if self._relevant(need):
                 needs.append(need)
         if not extras:
+            if build is not None:
+                needs.extend(self._build_needs(build, parent))
             needs.extend(self._rule_needs(release, parent))
+        return needs
+
+    def build_of(self, release: Release) -> Build | None:
+        """The build of `release` the stack installs, where the database
+        knows one (builds.select_build); None for a package without builds."""
+        spec = self.stack.packages.get(release.package)
+        component = self.db.component(release.package)
+        if component is None or not (component.has_builds or (spec is not None and spec.build)):
+            return None
+        selected, _ = self.select_build(component, release)
+        return selected.build if selected is not None else None
+
+    def _build_needs(self, build: Build, parent: str) -> list[Need]:
+        """The lines a build's wheels carry that the index build's do not (`adds`)."""
+        needs = []
+        for line in build.adds:
+            requirement = parse_requirement(line)
+            if requirement.marker is not None and not self._marker(requirement.marker, ""):
+                continue
+            need = Need(normalize(requirement.name), requirement.specifier,
+                        frozenset(normalize(e) for e in requirement.extras), parent=parent, origin="curated",
+                        source=build.requires_source)
+            if self._relevant(need):
+                needs.append(need)
         return needs
 
     def _wanted(self, name: str) -> bool:

@@ -632,7 +632,10 @@ class _Search:
                 if build.index == system.index or not build.covers(value) or \
                         (build.platforms and system.platform not in build.platforms):
                     continue
-                if not any(p.severity == "error" for p in judge_build(build, state.stack, self.db)):
+                # a build that fits: no error, and one that runs on the stack's accelerator (a CPU build
+                # "fits" a GPU stack only by leaving the GPU unused)
+                if not any(p.severity == "error" or p.kind == "accelerator"
+                           for p in judge_build(build, state.stack, self.db)):
                     fitting.setdefault(build.index, build.cuda)
         cuda = system.cuda
         for index in sorted(fitting, key=lambda i: (fitting[i] is None or cuda is None,

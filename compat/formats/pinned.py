@@ -9,7 +9,7 @@ from typing import Any
 from ..knowledge.database import Database
 from ..sources.stack import Stack
 
-__all__ = ["stack_toml", "requirements"]
+__all__ = ["stack_toml", "requirements", "build_indexes"]
 
 
 def _system(stack: Stack) -> dict[str, Any]:
@@ -21,7 +21,39 @@ def _system(stack: Stack) -> dict[str, Any]:
         table["rocm"] = str(system.rocm)
     if system.driver_written:
         table["driver"] = system.driver_written
+    if system.index != "pypi":
+        table["index"] = system.index  # the builds it installs come from there
     return table
+
+
+def build_indexes(stack: Stack, pins: dict[str, str], db: Database) -> dict[str, tuple[str, str | None]]:
+    """The packages whose build comes from another index than the package
+    index: name -> (the build's local label, or "", the URL of its index
+    when the database knows it: PyTorch's indexes)."""
+    from packaging.version import InvalidVersion, Version
+
+    from ..engine.builds import select_build
+
+    found: dict[str, tuple[str, str | None]] = {}
+    for name, written in pins.items():
+        component = db.component(name)
+        if component is None or not component.has_builds:
+            continue
+        try:
+            version = Version(written)
+        except InvalidVersion:
+            continue
+        release = component.release(Version(version.public))
+        if release is None:
+            continue
+        selected, _ = select_build(component, release, stack.packages.get(name), stack, db)
+        if selected is None or selected.build.index == "pypi":
+            continue
+        build = selected.build
+        base = db.cuda.label_index
+        url = f"{base.rstrip('/')}/{build.index}" if base and db.cuda.label(build.index) is not None else None
+        found[name] = (build.label or "", url)
+    return found
 
 
 def _hardware(stack: Stack) -> dict[str, Any]:
@@ -107,11 +139,20 @@ def requirements(stack: Stack, pins: dict[str, str], added: dict[str, str], db: 
     """pip's requirements format; applications that are not on an index are comments."""
     lines = [f"# Resolved by compat for Python {stack.system.python} on {stack.system.platform}."]
     everything = {**{n: pins.get(n, s.written) for n, s in stack.packages.items()}, **added}
+    builds = build_indexes(stack, everything, db)
+    for url in sorted({url for _, url in builds.values() if url}):
+        lines.append(f"--extra-index-url {url}")
+    for name, (_, url) in sorted(builds.items()):
+        if url is None:
+            lines.append(f"# {name}: its build comes from an index the database does not name")
     for name in sorted(everything):
         version = everything[name]
         spec = stack.packages.get(name)
         extras = f"[{','.join(sorted(spec.extras))}]" if spec is not None and spec.extras else ""
         component = db.component(name)
+        label = builds.get(name, ("", None))[0]
+        if label and "+" not in version:
+            version = f"{version}+{label}"  # the local label makes pip take that index's build
         line = f"{name}{extras}=={version}"
         if component is not None and component.kind == "application":
             lines.append(f"# {line}  ({name} is an application, not a package on the index)")

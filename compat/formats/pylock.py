@@ -52,12 +52,21 @@ def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
     import tomli_w
     from packaging.pylock import Package, PackageWheel, Pylock, PylockValidationError
 
+    from .pinned import build_indexes
+
     tags = supported_tags(stack)
     packages = []
     applications: dict[str, str] = {}
     missing: list[str] = []
+    elsewhere = build_indexes(stack, pins, db)
     for name in sorted(pins):
         version = Version(pins[name])
+        if name in elsewhere:
+            label, url = elsewhere[name]
+            where = url or "an index the database does not name"
+            missing.append(f"{name} {version} (its {label or 'other'} build comes from {where}, whose wheels and "
+                           "hashes the snapshot does not record)")
+            continue
         component = db.component(name)
         if component is not None and component.kind == "application":
             applications[name] = str(version)

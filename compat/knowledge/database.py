@@ -49,7 +49,10 @@ from .model import (
 )
 from .paths import default_data_dir
 from .requires import parse_specifier
-from .snapshot import WHEELS, _release_version, line_reader, parse_version, release_table, snapshot_release, wheel_records
+from .snapshot import (
+    WHEELS, _release_version, line_reader, parse_version, release_table, requirement_problem, snapshot_release,
+    wheel_records,
+)
 
 if TYPE_CHECKING:
     from .models import ModelCatalog, ModelEntry
@@ -1104,7 +1107,8 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
     from .model import arch_problem
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
-                "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis"])
+                "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis", "drops", "adds",
+                "requires_source", "requires_unknown"])
     build_id = table.identifier(seen or set(), "build")
     accelerator = table.choice("accelerator", ACCELERATOR_KINDS, "cuda")
     cuda = _version(table, "cuda")
@@ -1136,6 +1140,21 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
     if label is not None and not _is_label(label):
         raise table.error(f"invalid local version label {label!r} (such as \"cu128\" or \"rocm6.4\")", "label")
     note = table.text("note")
+    drops = table.strings("drops")
+    for index, pattern in enumerate(drops):
+        stem = pattern[:-1] if pattern.endswith("*") else pattern
+        if not stem or normalize(stem.rstrip("-")) != stem.rstrip("-") or "*" in stem:
+            raise table.error(f"expected a normalized project name, or a prefix of one ending in *, got {pattern!r}",
+                              f"drops[{index}]")
+    adds = table.strings("adds")
+    for index, line in enumerate(adds):
+        problem = requirement_problem(line)
+        if problem is not None:
+            raise table.error(f"invalid requirement {line!r}: {problem}", f"adds[{index}]")
+    requires_source = table.text("requires_source")
+    if (drops or adds) and requires_source is None:
+        raise table.error("drops and adds state what a source says of the build's wheels: give requires_source",
+                          "requires_source")
     return Build(
         id=build_id,
         package=name,
@@ -1155,6 +1174,10 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
         file=table.file,
         archs_source=table.text("archs_source"),
         archs_basis=table.text("archs_basis"),
+        drops=drops,
+        adds=adds,
+        requires_source=requires_source,
+        requires_unknown=table.text("requires_unknown"),
     )
 
 

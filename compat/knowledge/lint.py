@@ -255,6 +255,8 @@ def lint_database(db: Database) -> list[Problem]:
             cite(build.file, f"{key}.source", build.source)
             if build.archs_source:
                 cite(build.file, f"{key}.archs_source", build.archs_source)
+            if build.requires_source:
+                cite(build.file, f"{key}.requires_source", build.requires_source)
             if component.releases and not any(build.covers(v) for v in component.releases):
                 add(build.file, f"{key}.releases", f"{build.releases} covers no release of {component.name} in the database")
     try:

@@ -428,6 +428,13 @@ class Build(Record):
     archs_basis: str | None = None  # set when `archs` is inferred for these releases: what it rests on
     exact: bool = False
     needs_gpu: bool = True  # False for a build that also runs on the CPU (torch's CUDA builds)
+    # How its wheels' Requires-Dist differ from those of the package index's build (the snapshot's):
+    # the projects whose lines they do not carry (`drops`, a trailing * matches a prefix), the lines
+    # they carry instead (`adds`), the source of both, and what of them no source here gives.
+    drops: tuple[str, ...] = ()
+    adds: tuple[str, ...] = ()
+    requires_source: str | None = None
+    requires_unknown: str | None = None
     note: str | None = None
     file: str | None = None
     layer: str = "curated"  # or "metadata": inferred from the release's own pins
@@ -435,6 +442,21 @@ class Build(Record):
     def covers(self, version: Version) -> bool:
         public = version if version.local is None else Version(version.public)
         return self.releases.contains(public, prereleases=True)
+
+    @property
+    def requires_declared(self) -> bool:
+        """Whether the database says how this build's requirements differ from
+        the package index's build (the snapshot's): true of the index's own."""
+        return self.index == "pypi" or bool(self.drops or self.adds or self.requires_source)
+
+    def drops_line(self, project: str) -> bool:
+        """Whether the build's wheels do not carry the index build's line on `project` (normalized).
+
+        >>> b = Build("b", "torch", SpecifierSet(), "cpu", "cpu", "s", drops=("nvidia-*", "triton"))
+        >>> b.drops_line("nvidia-cublas"), b.drops_line("triton"), b.drops_line("sympy")
+        (True, True, False)
+        """
+        return any(project.startswith(p[:-1]) if p.endswith("*") else project == p for p in self.drops)
 
     def serves(self, capability: Version) -> bool:
         """Whether the build has kernels a GPU of this compute capability can run.
