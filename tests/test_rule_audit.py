@@ -252,6 +252,7 @@ AUDIT = {
         "warning", spec(FI, "B200", model={"head_dim": 128, "checkpoint_dtype": "bf16"}),
         {"switch off": dict(env={"FLASHINFER_DECODE_AUTO_CUDNN": "0"}), "head dim 64": dict(model={"head_dim": 64, "checkpoint_dtype": "bf16"}),
          "FP8": dict(model={"head_dim": 128, "checkpoint_dtype": "fp8"}), "H100": dict(gpu="H100"),
+         "SM120": dict(gpu="RTX PRO 6000 Blackwell Server Edition"),
          "no [model]": dict(model=None), "0.7.1": dict(packages={"flashinfer-python": "0.7.1"})}),
     "flashinfer.decode.auto-cudnn-off": (
         "info", spec(FI, "B200", env={"FLASHINFER_DECODE_AUTO_CUDNN": "0"}), {"unset": dict(env=None)}),
@@ -373,6 +374,8 @@ INSIDE = {
         "Jetson Thor (11.0)": dict(gpu="Jetson Thor"), "H100": dict(gpu="H100"),
         "release 1.2.0, the first with blackwell_dsl": dict(packages={"ltx-2": "1.2.0"}),
     },
+    "flashinfer.decode.auto-cudnn": {"GB200 (10.0)": dict(gpu="GB200"), "B300 (10.3)": dict(gpu="B300"), "GB300": dict(gpu="GB300"),
+                                     "FP16": dict(model={"head_dim": 128, "checkpoint_dtype": "fp16"})},
     "transformers.deepgemm-megamoe-ep": {"two GPUs": dict(count=2), "5.19.0, the first with the token-dispatch plan": dict(packages={"transformers": "5.19.0"})},
     "sglang.vsa-h3.sm80-pointer-path": {"Ada (8.9)": dict(gpu="L40S"), "A10 (8.6)": dict(gpu="A10")},
     "sglang.fp8-fa-sm120.compute-capability": {
