@@ -25,19 +25,17 @@ from __future__ import annotations
 import io
 import os
 import random
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
-from packaging.utils import canonicalize_name
 
 from compat import Database
 from compat.engine.check import check_stack
 from compat.sources.stack import load_stack
 
-from .conftest import installed
 from .stubs import _EXTRA, kept_lines
+from .test_differential import _requirements, run_uv
 
 STACKS = int(os.environ.get("COMPAT_AGREEMENT_STACKS", "12"))
 FULL = 300
@@ -117,35 +115,18 @@ def stacks(db: Database, count: int, seed: int = 20261205) -> list[dict]:
     return out
 
 
-def run_uv(index: Path, stack: dict, workdir: Path, cache: Path) -> dict[str, str] | None:
-    lines = [f"{n}=={v}" if v[0].isdigit() else f"{n}{v}" for n, v in stack["packages"].items()]
-    infile = workdir / "requirements.in"
-    infile.write_text("\n".join(lines) + "\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
-    env["UV_NO_CONFIG"] = "1"
+def run_stack_uv(index: Path, stack: dict, workdir: Path, cache: Path) -> dict[str, str] | None:
+    """uv on the stack's machine: its Python and glibc, wheels only (the stub index has no sdists)."""
     system = stack["system"]
-    result = subprocess.run(
-        [installed("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--only-binary", ":all:",
-         "--python-version", system["python"], "--python-platform",
-         f"x86_64-manylinux_{system['glibc'].replace('.', '_')}", "--no-header", "--no-annotate", "--quiet",
-         "--cache-dir", str(cache), str(infile)],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
-    if result.returncode != 0:
-        return None
-    pins = {}
-    for line in result.stdout.splitlines():
-        line = line.split("#")[0].strip()
-        if "==" in line:
-            name, version = line.split("==", 1)
-            pins[str(canonicalize_name(name.split("[")[0]))] = version.strip()
-    return pins
+    return run_uv(index, _requirements(stack["packages"]), workdir, "--only-binary", ":all:", "--python-platform",
+                  f"x86_64-manylinux_{system['glibc'].replace('.', '_')}", python=system["python"], cache=cache,
+                  timeout=300)
 
 
 def judge(db: Database, index: Path, stack: dict, workdir: Path, cache: Path) -> tuple[str, str]:
     """("agree: installs" | "agree: fails" | "curated" | "gap" | "DISAGREE", what was found)."""
     report = check_stack(load_stack(stack, db), db, suggest_fixes=False)
-    uv = run_uv(index, stack, workdir, cache)
+    uv = run_stack_uv(index, stack, workdir, cache)
     ours = not report.errors
     if ours == (uv is not None):
         return ("agree: installs" if ours else "agree: fails"), ""

@@ -51,14 +51,17 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-def run_uv(index: Path, requirements: list[str], workdir: Path) -> dict[str, str] | None:
+def run_uv(index: Path, requirements: list[str], workdir: Path, *options: str,
+           python: str = f"{sys.version_info[0]}.{sys.version_info[1]}", cache: Path | None = None,
+           timeout: int = 120) -> dict[str, str] | None:
+    """uv's pins for `requirements` from the folder `index` alone, or None when it finds no solution."""
     infile = workdir / "requirements.in"
     infile.write_text("\n".join(requirements) + "\n")
     result = subprocess.run(
-        [installed("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--python-version",
-         f"{sys.version_info[0]}.{sys.version_info[1]}", "--no-header", "--no-annotate", "--quiet",
-         "--cache-dir", str(workdir / "uv-cache"), str(infile)],
-        capture_output=True, text=True, env=_clean_env(), timeout=120,
+        [installed("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--python-version", python,
+         *options, "--no-header", "--no-annotate", "--quiet", "--cache-dir", str(cache or workdir / "uv-cache"),
+         str(infile)],
+        capture_output=True, text=True, env=_clean_env(), timeout=timeout,
     )
     if result.returncode != 0:
         return None

@@ -24,6 +24,8 @@ import os
 import sys
 from pathlib import Path
 
+from packaging.version import Version
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -41,17 +43,13 @@ def snapshots(folder: Path, names: list[str]) -> list[Path]:
 def backfill(path: Path, client: IndexClient) -> tuple[str, int]:
     snapshot = read_snapshot(str(path))
     files = client.files(snapshot.name)
-    by_version: dict[str, list] = {}
+    by_version: dict[Version, list] = {}
     for file in files:
-        by_version.setdefault(str(file.version), []).append(file)
+        by_version.setdefault(file.version, []).append(file)
     changed = 0
     releases = []
     for release in snapshot.releases:
-        listed = by_version.get(release.version)
-        if listed is None:
-            from packaging.version import Version
-
-            listed = next((fs for v, fs in by_version.items() if Version(v) == Version(release.version)), None)
+        listed = by_version.get(Version(release.version))
         if listed is None:
             releases.append(release)
             continue

@@ -1058,7 +1058,7 @@ class _Checker:
         glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
         machine = f"CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}"
         has = f"its wheels are for {', '.join(fit.platforms)}" if fit.platforms else "it has no wheel at all"
-        if how is None and fit.installable is False:
+        if how is None:  # no wheel fits, and no sdist to build or builds forbidden
             forbidden = (f"; its sdist ({release.sdist}) would be built from source, which [compat] only_binary "
                          "(--only-binary) forbids") if isinstance(release.sdist, str) else ""
             self.add(
@@ -1068,19 +1068,8 @@ class _Checker:
                 (name, "python"),
                 "platform",
                 "metadata",
-                self.db.metadata_source(release, "wheel tags"),
-                found=", ".join(fit.platforms),
-            )
-        elif how is None:  # no wheel at all, and builds forbidden
-            self.add(
-                f"wheel:{name}=={version}",
-                "error",
-                f"{who} has no wheel: only an sdist ({release.sdist}), whose build from source [compat] "
-                "only_binary (--only-binary) forbids",
-                (name, "python"),
-                "platform",
-                "metadata",
-                self.db.metadata_source(release, "index files"),
+                self.db.metadata_source(release, "wheel tags" if fit.platforms else "index files"),
+                found=", ".join(fit.platforms) or None,
             )
         elif how == "sdist":
             self.add(
