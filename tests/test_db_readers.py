@@ -438,10 +438,11 @@ def test_a_names_graph_of_wrong_types_is_a_database_error(capsys, data, tmp_path
     assert any("_graph.json" in p for p in lint(data))
 
 
-def test_a_check_reads_the_first_line_of_the_names_graph_and_lint_both(capsys, data, tmp_path):
-    """The edges (the second line) are read by lint and by a walk from a
-    package outside `reach`; a check of tracked packages reads the first
-    line alone. A graph of one line (as older releases wrote it) is read."""
+def test_a_check_reads_both_lines_of_the_names_graph_and_lint_both(capsys, data, tmp_path):
+    """The first line says what the scope of a check is; the edges (the
+    second line) order the rest of the closure (graph.requirers_first), so
+    a check reads them too and refuses them malformed, naming the file. A
+    graph of one line (as older releases wrote it) is read."""
     graph = data / "metadata" / "_graph.json"
     head, edges = graph.read_text().splitlines()
     whole = {**json.loads(head), **json.loads(edges)}
@@ -450,7 +451,7 @@ def test_a_check_reads_the_first_line_of_the_names_graph_and_lint_both(capsys, d
     assert run(capsys, data, "check", stack_file(tmp_path))[0] == 0
     graph.write_text(head + "\n" + '{"required_by": 5}\n')
     assert read_graph(str(data / "metadata"), head=True) == json.loads(head)
-    assert run(capsys, data, "check", stack_file(tmp_path))[0] == 0
+    assert "_graph.json" in refused(capsys, data, "check", stack_file(tmp_path))
     assert any("_graph.json" in p for p in lint(data))
     graph.write_text(head + "\n" + '{"required_by": {}, "reach": []}\n')
     assert any("_graph.json" in p for p in lint(data))

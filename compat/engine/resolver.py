@@ -11,6 +11,7 @@ within the stack's ranges, versions that satisfy all of them.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -302,6 +303,14 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self._gap_keys: set[tuple[str, str]] = set()
         self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Need]] = {}
         self._unyanked: dict[str, Sequence[Version]] = {}  # name -> its releases not yanked, newest first
+
+    def widen(self) -> None:
+        """From the scope to the whole closure: what the provider has judged
+        of releases stands (their wheels, builds, Python), their requirements
+        are read again with every package in."""
+        self.scope = None
+        self._dependencies.clear()
+        self._viability.clear()
 
     # -- resolvelib's five questions ----------------------------------------
 
@@ -865,10 +874,22 @@ def resolve(
     pre: bool = False,
     near: Mapping[str, Version] | None = None,
     closure: bool = False,
+    exhaustive: bool = False,
 ) -> Resolution:
     """Resolve the stack's packages and what they need: the packages that
     bear on the tracked ones and the stack's own, or with `closure` every
-    dependency the database holds (for lock files)."""
+    dependency the database holds (what an installer installs).
+
+    The closure is found the cheap way first (`_widened`): the scope
+    resolved by resolvelib, the rest of the closure added greedily, and the
+    whole assignment verified; where that does not hold (a constraint
+    through the rest that the scope's pins break, no release that fits),
+    and always with `exhaustive`, resolvelib resolves the whole closure.
+    """
+    if closure and not exhaustive:
+        widened = _widened(stack, db, max_rounds=max_rounds, pre=pre, near=near)
+        if widened is not None:
+            return widened
     for dead_ends in (False, True):
         provider = StackProvider(stack, db, pre=pre, near=near, closure=closure, dead_ends=dead_ends)
         budget = RoundBudget(max_rounds)
@@ -891,6 +912,128 @@ def resolve(
         ) from None
     versions = {key: c for key, c in _required(state).items() if not c.extras}
     return Resolution(True, versions, [], provider.gaps, provider, budget.rounds)
+
+
+def _widened(
+    stack: Stack, db: Database, *, max_rounds: int, pre: bool, near: Mapping[str, Version] | None
+) -> Resolution | None:
+    """The closure's resolution from a scope's: resolvelib resolves the
+    packages through which a tracked package can be constrained; the rest
+    of the closure is then added one package at a time, in resolvelib's
+    order of preference, each at the first release (newest, or nearest
+    with `near`) that meets every requirement on it so far and can be
+    installed here, and every requirement of every chosen release (its
+    extras merged) is verified against the choices. Where one is not met,
+    or a package has no release that meets them all, the packages whose
+    requirements clash join the scope and the scope is resolved again;
+    None, for a full resolution, when that does not settle it.
+
+    Each release added is the first that meets every requirement on it in
+    the end (it met those known when it was chosen, and it meets the rest),
+    the release resolvelib pins when it need not backtrack through it.
+    """
+    base = db.relevant(stack.packages)
+    if base is None:
+        return None  # no names graph: the scope is the closure
+    learned: set[str] = set()
+    rounds = 0
+    for _ in range(_MAX_WIDENINGS):
+        provider = StackProvider(stack, db, pre=pre, near=near, closure=False)
+        provider.scope = base | learned
+        budget = RoundBudget(max(max_rounds - rounds, 0))
+        try:
+            state = _Search(provider, budget).resolve(stack_needs(stack), max_rounds=_UNBOUNDED)
+        except (ResolutionImpossible, _OutOfRounds, ResolutionTooDeep):
+            return None  # the whole closure fails too, or needs the second attempt: resolvelib says how
+        rounds += budget.rounds
+        provider.widen()
+        extension = _Extension(provider, {k: c for k, c in _required(state).items() if not c.extras})
+        if extension.complete(stack_needs(stack)):
+            return Resolution(True, extension.chosen, [], provider.gaps, provider, rounds + extension.added)
+        if extension.culprits <= learned:
+            return None
+        learned |= extension.culprits
+    return None
+
+
+_MAX_WIDENINGS = 4  # scopes tried before the whole closure is left to resolvelib
+
+
+class _Extension:
+    """The greedy completion of a scope's resolution (see _widened)."""
+
+    def __init__(self, provider: StackProvider, chosen: dict[str, Candidate]) -> None:
+        self.provider = provider
+        self.chosen = dict(chosen)
+        self.needs: dict[str, list[tuple[Need, str | None]]] = {}  # name -> every requirement on it so far, by whom
+        self.applied: set[tuple[str, frozenset[str]]] = set()  # (name, extras) whose requirements are in
+        self.waiting: list[tuple[str, frozenset[str]]] = []
+        # packages required and not yet chosen: a pinned one first (it has one release to choose), then
+        # those that whatever is still to choose cannot require (graph.requirers_first), so that each
+        # is chosen knowing what requires it; an entry may be stale (chosen since, or pinned since:
+        # then the pinned entry comes first)
+        self.pending: list[tuple[bool, int, str]] = []
+        self.order = provider.db.requirers_first()
+        self.added = 0
+        self.culprits: set[str] = set()  # after a failure: the packages whose requirements clash
+
+    def complete(self, stack_needs: list[Need]) -> bool:
+        for need in stack_needs:
+            if not self.require(need, None):
+                return False
+        self.waiting.extend((name, frozenset()) for name in sorted(self.chosen))
+        while True:
+            while self.waiting:
+                name, extras = self.waiting.pop()
+                if (name, extras) in self.applied:
+                    continue
+                self.applied.add((name, extras))
+                release = self.chosen[name].release
+                if release is None:
+                    continue
+                for need in self.provider.dependencies(release, extras):
+                    if not self.require(need, name):
+                        return False
+            while self.pending and self.pending[0][2] in self.chosen:
+                heapq.heappop(self.pending)
+            if not self.pending:
+                return True
+            if not self.choose(heapq.heappop(self.pending)[2]):
+                return False
+
+    def require(self, need: Need, by: str | None) -> bool:
+        """Record `need` (of package `by`); False when the release chosen for its package does not meet it."""
+        self.needs.setdefault(need.name, []).append((need, by))
+        candidate = self.chosen.get(need.name)
+        if candidate is None:
+            if need.is_virtual:
+                return self.choose(need.name)
+            heapq.heappush(self.pending, (not _pins(need.specifier), self.order.get(need.name, len(self.order)),
+                                          need.name))
+            return True
+        if not self.provider.is_satisfied_by(need, candidate):
+            self._blame(need.name)
+            return False
+        self.waiting.extend((need.name, frozenset([extra])) for extra in need.extras)
+        return True
+
+    def choose(self, name: str) -> bool:
+        """Pin `name` at the first release that meets every requirement on it and may be installed."""
+        needs = [n for n, _ in self.needs[name]]
+        satisfied, may_install = self.provider.is_satisfied_by, self.provider._may_install
+        for candidate in self.provider._candidates(name, frozenset(), needs):
+            if all(satisfied(n, candidate) for n in needs) and may_install(candidate):
+                self.chosen[name] = candidate
+                self.added += 1
+                self.waiting.append((name, frozenset()))
+                self.waiting.extend((name, frozenset([e])) for n in needs for e in n.extras)
+                return True
+        self._blame(name)
+        return False
+
+    def _blame(self, name: str) -> None:
+        self.culprits = {name, *(by for _, by in self.needs[name] if by is not None)}
+        self.culprits = {n for n in self.culprits if not n.startswith(VIRTUAL_PREFIX)}
 
 
 def _required(state: State[Need, Candidate, str]) -> dict[str, Candidate]:

@@ -31,7 +31,7 @@ from .._names import normalize
 from ..errors import DatabaseError
 from ._schema import MAX_DIGITS, Table, database_error, read_text
 from .catalog import Gpu, GpuCatalog
-from .graph import GRAPH_FILE, read_graph, relevant
+from .graph import GRAPH_FILE, read_graph, relevant, requirers_first
 from .conditions import Condition, ConditionError, parse_condition
 from .model import (
     DEFAULT_SEVERITY,
@@ -91,6 +91,7 @@ class Database:
         self._graph: dict[str, Any] | None = None
         self._graph_head: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
+        self._requirers_first: dict[str, int] | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -212,6 +213,14 @@ class Database:
                 graph = self.graph()  # a package outside `reach` (or no `reach`): the graph is walked
             self._relevant[key] = frozenset(relevant(graph, key)) if graph else None
         return self._relevant[key]
+
+    def requirers_first(self) -> dict[str, int]:
+        """Each package's place in an order that puts whatever can require a
+        package before it (graph.requirers_first); {} without a graph."""
+        if self._requirers_first is None:
+            graph = self.graph()
+            self._requirers_first = requirers_first(graph) if graph else {}
+        return self._requirers_first
 
     def graph(self) -> dict[str, Any]:
         """The snapshots' names graph (``metadata/_graph.json``), or {} without one."""

@@ -1,11 +1,15 @@
 """Which package's requirements can reach which: the names graph of the snapshots.
 
 `compat db sync` snapshots the whole closure of the tracked packages, some
-hundreds of packages. A check does not need all of them: only those through
-which a package the stack names, or a tracked one, can be constrained. A
-dependency of vLLM that leads to none of those (a logging library, a
-tokenizer's helper) cannot turn the stack's verdict, and `compat resolve`
-still resolves the whole closure for lock files.
+hundreds of packages. A check judges all that an installer installs, but
+resolvelib need not search them all: it resolves the scope, the packages
+through which a package the stack names, or a tracked one, can be
+constrained, and the rest is added in an order where whatever can require a
+package comes before it (`requirers_first`), then verified (the engine's
+resolver.py). A dependency of vLLM that leads to none of those (a logging
+library, a tokenizer's helper) rarely turns the resolution, but it can
+(two of them disagreeing on a third, a wheel needing a newer glibc), which
+the verification catches.
 
 Finding those packages must not read every snapshot, so `db sync` writes
 ``metadata/_graph.json``: for each package, whether it is tracked and the
@@ -41,7 +45,7 @@ from .._files import write_atomic
 from .._names import normalize
 from ._schema import database_error, decode_text, is_string_list
 
-__all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant", "requirers"]
+__all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant", "requirers", "requirers_first"]
 
 GRAPH_FILE = "_graph.json"
 SCHEMA = 2  # 2: extras as nodes of their own (package[extra]); 1: packages alone
@@ -285,3 +289,72 @@ def _reaching(graph: dict[str, Any], targets: set[str]) -> set[str]:
                 found.add(requirer)
                 pending.append(requirer)
     return found
+
+
+def requirers_first(graph: dict[str, Any]) -> dict[str, int]:
+    """Each package's place in an order where a package comes after every
+    package whose requirements can reach it (packages of one cycle by
+    name): the order in which to choose releases so that what requires a
+    package is chosen, and has said what it requires, before the package
+    is. The walk is over the graph's nodes, extras' included: a package
+    leads to its extra's node when something asks for that extra, so that
+    an extra nothing asks for ties it in no cycle."""
+    # node -> the nodes its lines require, in the file's order (a set's order would change from run
+    # to run); p leads to p[x] when something asks for p[x] (p's release says what x requires), and
+    # an extra that nothing asks for (tests, dev) brings no edge
+    below: dict[str, dict[str, None]] = {}
+    for node, by in graph["required_by"].items():
+        for requirer in (by.split() if isinstance(by, str) else by):
+            if requirer != node:
+                below.setdefault(requirer, {})[node] = None
+        if "[" in node:
+            below.setdefault(node.split("[", 1)[0], {})[node] = None
+    nodes = list(dict.fromkeys([*(graph.get("packages") or ()), *below, *(t for ts in below.values() for t in ts)]))
+    # Tarjan's strongly connected components, without recursion; they come out
+    # requirements first, so their reverse puts requirers first
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(below.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(below.get(child, ()))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))  # one cycle's packages, by name
+    order: dict[str, int] = {}
+    for component in reversed(components):
+        for name in component:
+            if "[" not in name:
+                order[name] = len(order)
+    return order

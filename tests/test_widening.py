@@ -1,0 +1,88 @@
+"""The whole install the cheap way agrees with resolvelib over the whole closure.
+
+`resolve(..., closure=True)` first resolves the scope with resolvelib and
+adds the rest of the closure greedily, verified (resolver._widened); the
+check's verdict must be the one the whole closure resolved by resolvelib
+gives. Here on the examples (whole reports) and on a grid of real stacks
+(resolutions: verdict and every version); the grid's full run is marked
+slow, and `COMPAT_VERIFY_WIDENING=FILE python -m pytest` holds every
+resolution the suite makes to it (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from compat import check
+from compat.engine import check as check_module
+from compat.engine import resolver
+from compat.sources.stack import load_stack
+
+from .conftest import EXAMPLES, stack_table
+
+STACKS = sorted(p for p in EXAMPLES.glob("*.toml") if not p.name.startswith("axes"))
+
+
+def _exhaustive(monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = resolver.resolve
+    monkeypatch.setattr(check_module, "resolve", lambda stack, db, **o: plain(stack, db, **{**o, "exhaustive": True}))
+
+
+@pytest.mark.parametrize("example", STACKS, ids=lambda p: p.name)
+def test_an_example_gets_the_report_of_the_unpruned_check(example, db, monkeypatch):
+    cheap = check(example, database=db).to_dict()
+    _exhaustive(monkeypatch)
+    assert check(example, database=db).to_dict() == cheap
+
+
+def _grid(db):
+    """Real stacks: the engines' recent releases on each Python and a few GPUs."""
+    engines = []
+    for name, since in (("vllm", "0.10.0"), ("sglang", "0.5.0"), ("transformers", "5.0.0"), ("vllm-omni", "0.1.0")):
+        component = db.component(name)
+        if component is None:
+            continue
+        from packaging.version import Version
+
+        engines += [(name, str(v)) for v in component.versions() if v >= Version(since) and not v.is_prerelease]
+    machines = [("3.10", "A100", "12.8"), ("3.12", "H100", "12.9"), ("3.12", "H200", "13.0"),
+                ("3.13", "RTX 4090", "12.8"), ("3.11", "B200", "13.0")]
+    return [stack_table({name: version}, gpu, cuda=cuda, python=python)
+            for (name, version), (python, gpu, cuda) in itertools.product(engines, machines)]
+
+
+def _compare(db, stacks):
+    widened = []
+    plain_widened = resolver._widened
+
+    def counting(*args, **kwargs):
+        found = plain_widened(*args, **kwargs)
+        widened.append(found is not None)
+        return found
+
+    resolver._widened = counting
+    try:
+        for table in stacks:
+            stack = load_stack(table, db)
+            cheap = resolver.resolve(stack, db, closure=True)
+            full = resolver.resolve(stack, db, closure=True, exhaustive=True)
+            assert cheap.ok == full.ok, table
+            assert ({k: c.version for k, c in cheap.versions.items()}
+                    == {k: c.version for k, c in full.versions.items()}), table
+    finally:
+        resolver._widened = plain_widened
+    return widened
+
+
+def test_a_sample_of_real_stacks_resolves_as_the_whole_closure_does(db):
+    grid = _grid(db)
+    assert len(grid) > 300
+    widened = _compare(db, grid[:: len(grid) // 24])
+    assert sum(widened) >= len(widened) // 2  # the cheap way was taken, not always left to resolvelib
+
+
+@pytest.mark.slow
+def test_every_stack_of_the_grid_resolves_as_the_whole_closure_does(db):
+    _compare(db, _grid(db))
