@@ -131,9 +131,12 @@ def _wheel(release: dict, metadata: bytes, tag: str) -> bytes:
 
 
 def _sdist(release: dict, metadata: bytes, kind: str) -> bytes:
-    """An sdist whose one folder holds setup.py and PKG-INFO."""
+    """An sdist whose one folder holds setup.py and PKG-INFO (after the
+    release's `pyproject`, when it gives one)."""
     dist = _dist(release)
     members = [(f"{dist}/setup.py", b"# padding\n" * 4000), (f"{dist}/PKG-INFO", metadata)]
+    if "pyproject" in release:
+        members.insert(0, (f"{dist}/pyproject.toml", release["pyproject"].encode()))
     return zip_archive(members) if kind == "zip" else tar_gz(members)
 
 

@@ -244,11 +244,41 @@ def test_an_sdist_only_release_is_read_from_its_pkg_info(database, index):
     assert sourcey["1.0"] == {
         "version": "1.0", "uploaded": "2026-02-01", "requires_python": ">=3.9", "file": "sourcey-1.0.tar.gz",
         "tags": [], "sdist": "sourcey-1.0.tar.gz", "requires_dist": ["dep-one>=1"],
+        # no pyproject.toml: pip's legacy setuptools build, whose setuptools this index does not have
+        "build_system": {"backend": "setuptools.build_meta:__legacy__", "requires": ["setuptools>=40.8.0"],
+                         "unmet": ["setuptools>=40.8.0"]},
     }
     assert sourcey["1.1"]["file"] == "sourcey-1.1.zip" and sourcey["1.1"]["requires_dist"] == ["dep-two"]
     assert "metadata" not in sourcey["1.0"] and "metadata" not in sourcey["1.1"]
     assert sourcey["1.4"]["file"] == "sourcey-1.4-py3-none-any.whl"  # a wheel when there is one
     assert result.how == {"sdist": 4, "range": 1}
+
+
+def test_how_the_sdist_of_a_release_without_a_wheel_for_linux_is_built_is_recorded(database, index):
+    result = sync_packages(database, index, "stubby", "ghostly", "built")
+    stubby, ghostly = releases(database, "stubby"), releases(database, "ghostly")
+    # wheel-stub is on the index: met
+    assert stubby["1.0"]["build_system"] == {"backend": "wheel_stub.buildapi", "requires": ["wheel-stub"],
+                                             "index_url": "https://pypi.example.com/"}
+    # a wheel for x86-64 Linux only: an aarch64 machine builds the sdist; the index lacks two of its requirements
+    assert ghostly["1.0"]["build_system"] == {"backend": "ghost_backend.build",
+                                              "requires": ["ghost-backend>=1", "beta>=0.5", "setuptools"],
+                                              "unmet": ["ghost-backend>=1", "setuptools"]}
+    assert "build_system" not in releases(database, "built")["1.0"]  # wheels for both Linux machines
+    assert result.build_systems == 2 and 0 < result.build_bytes
+    # a second sync reads neither sdist for it again (stubby's still for its PKG-INFO): a file does not change
+    index.requests.clear()
+    again = sync_packages(database, index, "stubby", "ghostly", "built")
+    gets = [path for method, path, _ in index.requests if method == "GET"]
+    assert gets.count("/files/stubby-1.0.tar.gz") == 1 and "/files/ghostly-1.0.zip" not in gets
+    assert again.build_systems == 0 and releases(database, "ghostly") == ghostly
+
+
+def test_sync_prints_how_many_sdists_it_read_for_their_build_system(database, index):
+    (database / "sync.toml").write_text('schema = 1\nsince = 2026-01-01\npackages = ["stubby"]\n')
+    result = run_sync(database, index)
+    assert result.exit_code == 0, result.output
+    assert "1 sdist(s) of releases without a wheel for Linux read for their build system" in result.output
 
 
 def test_sdist_requirements_that_may_change_at_build_time_are_unknown(database, index):

@@ -40,6 +40,15 @@ def snapshots(folder: Path, names: list[str]) -> list[Path]:
     return [p for p in found if not names or p.stem in names]
 
 
+def index_client(folder: Path, package_deadline: float = 300) -> IndexClient:
+    """A client of the index the database's sync.toml names (PyPI's by default), with its allowed hosts."""
+    with open(folder / "sync.toml", "rb") as handle:
+        settings = tomllib.load(handle)
+    index = settings.get("index", "https://pypi.org/simple/")
+    return IndexClient(index, allow_hosts=settings.get("allow_hosts", []), deadline=3600,
+                       package_deadline=package_deadline)
+
+
 def backfill(path: Path, client: IndexClient) -> tuple[str, int]:
     snapshot = read_snapshot(str(path))
     files = client.files(snapshot.name)
@@ -69,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     folder = Path(args.db)
-    with open(folder / "sync.toml", "rb") as handle:
-        settings = tomllib.load(handle)
-    index = settings.get("index", "https://pypi.org/simple/")
-    client = IndexClient(index, allow_hosts=settings.get("allow_hosts", []), deadline=3600, package_deadline=300)
+    client = index_client(folder)
     paths = snapshots(folder / "metadata", args.names)
     failed = 0
     total = 0

@@ -218,6 +218,9 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         _echo(f"snapshots in {target}, read over the bundled database (compat db path shows the layers)")
     if result.unknown:
         _echo(f"{result.unknown} release(s) whose requirements the index does not state (sdists with dynamic metadata)")
+    if result.build_systems:
+        _echo(f"{result.build_systems} sdist(s) of releases without a wheel for Linux read for their build system "
+              f"({result.build_bytes / 1024 / 1024:.1f} MiB)")
     if result.invalid:
         _echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
     if result.missing:

@@ -24,6 +24,7 @@ from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database, meets
 from ..knowledge.layers import STALE_DAYS, cites_local, current_date, is_local, stale_snapshot, with_overlay
 from ..knowledge.model import Build, Component, Release, Rule, Source
+from ..knowledge.snapshot import fetches_wheel
 from ..sources.stack import PackageSpec, Stack
 from ..errors import CompatError
 from .builds import Selected, WheelFit, judge_build
@@ -1072,18 +1073,8 @@ class _Checker:
                 found=", ".join(fit.platforms) or None,
             )
         elif how == "sdist":
-            self.add(
-                f"source-build:{name}=={version}",
-                "warning",
-                f"{who} has no wheel for {machine} ({has}): pip and uv build it from its sdist ({release.sdist}), "
-                "which needs a compiler toolchain on the machine (and, for a package with CUDA code, the CUDA "
-                "toolkit), and can fail where they are missing; --only-binary makes this an error",
-                (name, "python"),
-                "source-build",
-                "metadata",
-                self.db.metadata_source(release, "index files"),
-                found=", ".join(fit.platforms) or None,
-            )
+            self.source_build(release, f"{who} has no wheel for {machine} ({has})", machine,
+                              ", ".join(fit.platforms) or None)
         selected, problem = self.provider.select_build(component, release)
         if problem is not None:
             said = self.db.cuda.label(self.stack.system.index)
@@ -1097,6 +1088,75 @@ class _Checker:
         if selected is not None:
             self.build(release, selected)
         return fit
+
+    def source_build(self, release: Release, head: str, machine: str, found: str | None) -> None:
+        """A release pip and uv install here by building its sdist: what
+        that build needs, as far as the snapshot records how the sdist is
+        built (its pyproject.toml's build system). A build requirement that
+        no release on the index meets is an error (`sdist-build`): pip
+        cannot build it. A wheel_stub backend compiles nothing: it downloads
+        the real wheel from another index, which compat cannot see."""
+        name, version = release.package, release.version
+        source = self.db.metadata_source(release, "index files")
+        built = release.build_system
+        sdist = f"its sdist ({release.sdist})"
+        if isinstance(built, dict):
+            backend = built["backend"]
+            unmet = self._unmet_build_requirements(release, built)
+            if unmet:
+                self.add(f"sdist-build:{name}=={version}", "error",
+                         f"{head}, and pip cannot build {sdist}: its build system ({backend}) requires "
+                         f"{'; '.join(unmet)}",
+                         (name, "python"), "existence", "metadata", source, found=found)
+                return
+            if fetches_wheel(built):
+                index = built.get("index_url")
+                where = (f"from {index}" if index else
+                         "from the index named by WHEEL_STUB_PIP_INDEX_URL (its pyproject.toml names none)")
+                self.add(f"source-build:{name}=={version}", "warning",
+                         f"{head}: pip and uv build {sdist}, which compiles nothing: its build backend "
+                         f"(wheel_stub) downloads the real wheel {where} at install time. compat cannot see that "
+                         f"index: the install fails where it has no wheel of {name} {version} for {machine}, or "
+                         "cannot be reached; --only-binary makes this an error",
+                         (name, "python"), "source-build", "metadata", source, found=found)
+                return
+            how = f" with {backend}" + (f" (build requirements: {', '.join(built['requires'])})"
+                                        if built["requires"] else "")
+        elif built is not None:
+            how = " (how it is built is not known: its pyproject.toml could not be read)"
+        else:
+            how = ""
+        self.add(f"source-build:{name}=={version}", "warning",
+                 f"{head}: pip and uv build it from {sdist}{how}, which needs a compiler toolchain on the machine "
+                 "(and, for a package with CUDA code, the CUDA toolkit), and can fail where they are missing; "
+                 "--only-binary makes this an error",
+                 (name, "python"), "source-build", "metadata", source, found=found)
+
+    def _unmet_build_requirements(self, release: Release, built: dict[str, Any]) -> list[str]:
+        """The build requirements of `release`'s sdist (those whose marker
+        holds here) that no release on the index meets, each with why: a
+        package the database holds a snapshot of is judged by the index's
+        list of its releases; any other by what the snapshot recorded of
+        the index when it was taken (``unmet``)."""
+        environment = {**self.stack.system.marker_environment(), "extra": ""}
+        recorded = built.get("unmet", ())
+        out = []
+        for index, text in enumerate(built["requires"]):
+            requirement = release.build_requirement(index)
+            if requirement.url or (requirement.marker is not None and not requirement.marker.evaluate(environment)):
+                continue
+            target = normalize(requirement.name)
+            component = self.db.component(target)
+            if component is not None and component.index_versions is not None:
+                if any(requirement.specifier.contains(v, prereleases=True) for v in component.index_versions):
+                    continue
+                out.append(f"{text}, which no release of {target} on the index meets (its snapshot of "
+                           f"{component.snapshot_taken} lists every release)")
+            elif text in recorded:
+                taken = self.db.component(release.package)
+                when = f" of {taken.snapshot_taken}" if taken is not None and taken.snapshot_taken else ""
+                out.append(f"{text}, which no release on the index met when the snapshot{when} was taken")
+        return out
 
     def build(self, release: Release, selected: Selected) -> None:
         build, how = selected

@@ -37,7 +37,10 @@ FAMILIES = {
     "wheel": "A release has no wheel for the stack's Python, platform or glibc, and no sdist to build (or builds "
              "are forbidden: --only-binary).",
     "source-build": "A release has no wheel for the stack's Python, platform or glibc: pip and uv build its sdist, "
-                    "which needs compilers (and the CUDA toolkit for CUDA code) on the machine.",
+                    "which needs compilers (and the CUDA toolkit for CUDA code) on the machine, or, for a wheel_stub "
+                    "sdist, a wheel on the other index it downloads from.",
+    "sdist-build": "A release has no wheel for the stack's Python, platform or glibc, and pip cannot build its sdist: "
+                   "no release on the index meets a requirement of its build system.",
     "glibc": "The wheels need a GNU C library at least as new as the one named; the stack does not give its glibc.",
     "build": "The database does not know the build (CUDA, ROCm or CPU variant) the stack installs.",
     "build-requires": "The requirements of the build the stack installs (another index's) are not all known: "

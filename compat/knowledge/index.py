@@ -65,8 +65,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from ..errors import PackageIndexError
-from .snapshot import requirement_problem, tag_problem, wheel_problem
+from .. import _toml
+from ..errors import CompatError, PackageIndexError
+from .snapshot import (LEGACY_BUILD_SYSTEM, UNKNOWN, build_system_problem, fetches_wheel, lacks_linux_wheel,
+                       requirement_problem, tag_problem, wheel_problem)
 
 __all__ = [
     "IndexClient",
@@ -96,6 +98,8 @@ WHEEL_LIMIT = 1 * GiB  # a wheel downloaded whole (a server without ranges), to 
 SDIST_LIMIT = 200 * 1024 * 1024  # the largest sdist downloaded to read its PKG-INFO
 PKG_INFO_LIMIT = 4 * 1024 * 1024  # the largest PKG-INFO accepted (a long description, not more)
 SDIST_INFLATE_LIMIT = 1 * GiB  # the most of a .tar.gz sdist inflated while looking for PKG-INFO
+BUILD_SYSTEM_LIMIT = 64 * MiB  # the most of an sdist downloaded to find its pyproject.toml (then "unknown")
+PYPROJECT_LIMIT = 1 * MiB  # the largest pyproject.toml read
 REQUEST_TIMEOUT = 30.0  # seconds for one request, its whole duration (`--timeout`)
 PACKAGE_DEADLINE = 600.0  # seconds: the total time of one package's requests
 RUN_DEADLINE = 3600.0  # seconds: the whole run (`--deadline`)
@@ -417,6 +421,10 @@ class ReleaseMetadata:
     refused: str | None = None  # why the metadata was refused (then `known` is False)
     followed: tuple[str, ...] | None = None  # the lines the closure follows, when not requires_dist
     invalid: int = 0  # Requires-Dist lines that do not parse
+    # how its sdist is built (`build_system_of`), read where Linux lacks a wheel of it (lacks_linux_wheel);
+    # None when not read
+    build_system: dict[str, Any] | str | None = None
+    build_bytes: int = 0  # the bytes of the sdist downloaded to read it
 
     @property
     def walked(self) -> list[str] | tuple[str, ...]:
@@ -578,6 +586,7 @@ class IndexClient:
         limit: int | None = None,
         what: str = "reply",
         sink: BinaryIO | None = None,
+        consume: Callable[[BinaryIO], None] | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         """One request, retried with backoff.
 
@@ -585,6 +594,9 @@ class IndexClient:
         _TooLarge, unread when its Content-Length says so), into `sink` when
         given. A Range request answered with the whole file (200) returns an
         empty body, unread. Each attempt has a deadline on its whole duration.
+        `consume`, when given, reads the body itself, as a stream that
+        raises _TooLarge past `limit` (whatever the Content-Length says), and
+        may stop reading at any point: the body returned is then empty.
         """
         problem = self._url_problem(url)
         if problem is not None:
@@ -619,6 +631,9 @@ class IndexClient:
                 if method == "HEAD" or (ranged and status == 200):
                     # A server that ignores Range would send the whole
                     # file: stop before reading it.
+                    return status, answer, b""
+                if consume is not None:
+                    consume(_Body(response, limit, watch, length))
                     return status, answer, b""
                 if limit is not None and isinstance(length, int) and length > limit:
                     raise _TooLarge(limit)
@@ -855,7 +870,41 @@ class IndexClient:
         except UnicodeDecodeError:
             return None, "unreadable"
 
-    def release(self, files: list[IndexFile]) -> ReleaseMetadata:
+    def build_system(self, file: IndexFile) -> tuple[dict[str, Any] | str, int]:
+        """How sdist `file` is built (`build_system_of` its pyproject.toml),
+        and the bytes of it downloaded to tell. A .tar.gz is read as a
+        stream that stops at its pyproject.toml; a .zip, whose directory is
+        at its end, is downloaded whole. Past BUILD_SYSTEM_LIMIT bytes, or
+        from an archive that does not open, it is "unknown"; a download that
+        fails is a PackageIndexError, as for any file."""
+        where = f"{file.project}: {self.display(file.url)}"
+        if file.filename.endswith(".zip"):
+            with tempfile.TemporaryFile() as spool:
+                try:
+                    self._request(file.url, project=file.project, limit=BUILD_SYSTEM_LIMIT, sink=spool)
+                except _TooLarge:
+                    return UNKNOWN, spool.tell()
+                size = spool.tell()
+                if file.sha256 and _sha256(spool) != file.sha256:
+                    raise PackageIndexError(f"{where}: sha256 does not match the index's")
+                spool.seek(0)
+                try:
+                    pyproject = _zip_pyproject(spool)
+                except (_Unreadable, PackageIndexError, *_ARCHIVE_ERRORS):
+                    return UNKNOWN, size
+                return build_system_of(pyproject), size
+        read: list[Any] = []
+
+        def consume(body: _Body) -> None:  # once per attempt: a retry starts again
+            read[:] = [_tar_build_system(body), body.count]
+
+        try:
+            self._request(file.url, project=file.project, limit=BUILD_SYSTEM_LIMIT, consume=consume)  # type: ignore[arg-type]
+        except _TooLarge:
+            return UNKNOWN, BUILD_SYSTEM_LIMIT
+        return read[0], read[1]
+
+    def release(self, files: list[IndexFile], *, build_systems: dict[str, Any] | None = None) -> ReleaseMetadata:
         """Metadata of one release, from the file an installer would most likely use.
 
         That is a wheel when the release has one. Otherwise it is the sdist,
@@ -864,6 +913,11 @@ class IndexClient:
         release without requirements. Metadata that names another project or
         version, or whose Requires-Python or a Requires-Dist line does not
         parse, is refused: `known` False and `refused` says why.
+
+        Where Linux lacks a wheel of it (`lacks_linux_wheel`), how its sdist
+        is built is read too (`build_system`), unless `build_systems` (sdist
+        file name -> build system: an older snapshot's) holds it: a file on
+        the index does not change.
         """
         candidates = _installable(files)
         wheels = [f for f in candidates if f.is_wheel]
@@ -885,6 +939,14 @@ class IndexClient:
             refused, followed, invalid = _check(raw, unparsed, chosen, known)
         if refused is not None:
             known = False
+        tags = tuple(sorted({f.tag for f in wheels}))
+        sdists = [f for f in candidates if not f.is_wheel]
+        build_system, build_bytes = None, 0
+        if sdists and lacks_linux_wheel(tags):
+            sdist = _preferred_sdist(sdists)
+            build_system = (build_systems or {}).get(sdist.filename)
+            if build_system is None:
+                build_system, build_bytes = self.build_system(sdist)
         return ReleaseMetadata(
             version=str(chosen.version),
             uploaded=min((f.uploaded for f in files if f.uploaded), default=None),
@@ -894,12 +956,14 @@ class IndexClient:
             filename=chosen.filename,
             how=how,
             wheels=_wheel_records(files),
-            tags=tuple(sorted({f.tag for f in wheels})),
+            tags=tags,
             sdist=sdist_of(candidates),
             known=known,
             refused=refused,
             followed=followed,
             invalid=invalid,
+            build_system=build_system,
+            build_bytes=build_bytes,
         )
 
 
@@ -1004,6 +1068,41 @@ def _read_body(response: Any, limit: int | None, watch: _Watch, sink: BinaryIO |
         else:
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+class _Body(io.RawIOBase):
+    """A reply's body as a stream, for a reader that may stop before its
+    end: at most `limit` bytes (then _TooLarge), the request's deadline
+    checked before each read, the Content-Length checked at the end. What
+    the connection raised is kept in `failed`: a reader that takes it for a
+    malformed archive raises it again, and the request is retried."""
+
+    def __init__(self, response: Any, limit: int | None, watch: _Watch, length: int | None) -> None:
+        self._read = getattr(response, "read1", None) or response.read
+        self.limit = limit
+        self.watch = watch
+        self.length = length
+        self.count = 0
+        self.failed: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            if self.watch.passed():
+                raise TimeoutError
+            data = self._read(min(len(buffer), 64 * KiB))
+            if not data and isinstance(self.length, int) and self.count != self.length:
+                raise ConnectionError(f"incomplete reply ({self.count} of {self.length} bytes)")
+            self.count += len(data)
+            if self.limit is not None and self.count > self.limit:
+                raise _TooLarge(self.limit)
+        except (_TooLarge, OSError, http.client.HTTPException, ValueError, EOFError) as exc:
+            self.failed = exc
+            raise
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def _sha256(handle: BinaryIO) -> str:
@@ -1380,3 +1479,110 @@ def _tar_pkg_info(source: BinaryIO, stem: str) -> bytes | None:
     if len(top) != 1:
         return None
     return top[0][1]
+
+
+# -- how an sdist is built ------------------------------------------------------------
+
+
+class _Unreadable(Exception):
+    """An sdist whose pyproject.toml cannot be told: two of them, or one that is no file or too large."""
+
+
+def build_system_of(pyproject: bytes | None) -> dict[str, Any] | str:
+    """The build system pip uses for an sdist whose pyproject.toml is
+    `pyproject` (None: it has none), as a snapshot records it
+    (snapshot.build_system_problem): its [build-system] backend and
+    requires; without the file, or without the table, setuptools' legacy
+    backend and ``setuptools>=40.8.0``, as pip assumes; without a
+    build-backend, that backend and the requires given. A wheel_stub
+    backend's index (``[tool.wheel_stub] index_url``) is kept. A file that
+    is not UTF-8 TOML, or whose table pip would refuse, is "unknown".
+
+    >>> build_system_of(b'[build-system]\\nrequires = ["hatchling"]\\nbuild-backend = "hatchling.build"\\n')
+    {'backend': 'hatchling.build', 'requires': ['hatchling']}
+    >>> build_system_of(None)["backend"], build_system_of(b"[build-system]\\nbuild-backend = 'x'\\n")
+    ('setuptools.build_meta:__legacy__', 'unknown')
+    """
+    if pyproject is None:
+        return {"backend": LEGACY_BUILD_SYSTEM["backend"], "requires": list(LEGACY_BUILD_SYSTEM["requires"])}
+    try:
+        data = _toml.loads(pyproject.decode("utf-8"), file="pyproject.toml", error=PackageIndexError)
+    except (UnicodeDecodeError, CompatError):
+        return UNKNOWN
+    table = data.get("build-system")
+    if table is None:
+        return build_system_of(None)
+    if not isinstance(table, dict):
+        return UNKNOWN
+    found: dict[str, Any] = {"backend": table.get("build-backend", LEGACY_BUILD_SYSTEM["backend"]),
+                             "requires": table.get("requires")}  # pip refuses a table without requires
+    tool = data.get("tool")
+    config = tool.get("wheel_stub") if isinstance(tool, dict) else None
+    if fetches_wheel(found) and isinstance(config, dict) and isinstance(config.get("index_url"), str):
+        found["index_url"] = config["index_url"]
+    if isinstance(found["requires"], list):
+        found["requires"] = list(found["requires"])
+    return UNKNOWN if build_system_problem(found) is not None else found
+
+
+def unmet_build_requirements(build_system: dict[str, Any], versions: Callable[[str], Any]) -> list[str]:
+    """The lines of the build system's ``requires`` that no release meets,
+    pre-releases and yanked ones included: `versions(name)` gives the
+    versions the index lists of a project (normalized name), or None when
+    it has no such project. Markers are not evaluated: some machine may
+    meet any of them, and a check evaluates them on the stack's. A
+    requirement that names a URL is not the index's to meet."""
+    unmet = []
+    for text in build_system["requires"]:
+        requirement = Requirement(text)
+        if requirement.url:
+            continue
+        listed = versions(str(canonicalize_name(requirement.name)))
+        if listed is None or not any(requirement.specifier.contains(v, prereleases=True) for v in listed):
+            unmet.append(text)
+    return unmet
+
+
+def _tar_build_system(body: _Body) -> dict[str, Any] | str:
+    """The build system of a .tar.gz sdist read from `body` (`build_system_of`)."""
+    try:
+        pyproject = _tar_pyproject(body)
+    except (_Inflated, _Unreadable, PackageIndexError, *_ARCHIVE_ERRORS):
+        if body.failed is not None:  # the connection's, not the archive's
+            raise body.failed from None
+        return UNKNOWN
+    return build_system_of(pyproject)
+
+
+def _tar_pyproject(source: BinaryIO) -> bytes | None:
+    """The pyproject.toml of a .tar.gz sdist, walked as a stream that stops
+    there: the one in the folder that holds the sdist (the folder of its
+    first member: an sdist has one); None when the archive ends without it."""
+    inflated = io.BufferedReader(_Capped(gzip.GzipFile(fileobj=source, mode="rb"), SDIST_INFLATE_LIMIT))
+    top = None
+    with tarfile.open(fileobj=inflated, mode="r|") as archive:
+        for member in archive:
+            name = member.name.removeprefix("./")
+            if top is None:  # the folder of the first member, or none (a file at the top)
+                top = name.split("/")[0] + "/" if "/" in name or member.isdir() else ""
+            if name != top + "pyproject.toml":
+                continue
+            if not member.isfile() or member.size > PYPROJECT_LIMIT:
+                raise _Unreadable
+            handle = archive.extractfile(member)
+            return handle.read(PYPROJECT_LIMIT + 1) if handle is not None else None
+    return None
+
+
+def _zip_pyproject(source: BinaryIO) -> bytes | None:
+    """The pyproject.toml of a .zip sdist (in its one top folder), or None when it has none."""
+    with zipfile.ZipFile(source) as archive:
+        names = archive.namelist()
+        found = [n for n in names if n.count("/") == 1 and n.endswith("/pyproject.toml")]
+        if not found and "pyproject.toml" in names:
+            found = ["pyproject.toml"]
+        if len(found) > 1:
+            raise _Unreadable
+        if not found:
+            return None
+        return _member_bytes(archive, found[0], PYPROJECT_LIMIT, found[0])

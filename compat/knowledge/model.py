@@ -111,7 +111,7 @@ class Release:
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
         "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache", "_tags",
-        "_metadata_known", "line", "_sdist",
+        "_metadata_known", "line", "_sdist", "_build_system",
     )
 
     def __init__(
@@ -154,6 +154,7 @@ class Release:
         self._tags: tuple[str, ...] = ()
         self._metadata_known = True
         self._sdist: str | bool | None = None
+        self._build_system: dict[str, Any] | str | None = None
         self.line = line  # the snapshot line it was read from (`file`'s), for errors
 
     def __repr__(self) -> str:
@@ -175,6 +176,7 @@ class Release:
         if sdist is None and not self._tags and str(entry.get("file", "")).endswith((".tar.gz", ".zip")):
             sdist = entry["file"]  # a release whose metadata was read from its sdist has one, whatever the snapshot's age
         self._sdist = sdist
+        self._build_system = entry.get("build_system")
 
     @property
     def date(self) -> _dt.date | None:
@@ -210,6 +212,27 @@ class Release:
         record it (an older snapshot, a curated release)."""
         self._decode()
         return self._sdist
+
+    @property
+    def build_system(self) -> dict[str, Any] | str | None:
+        """How its sdist is built, as the snapshot records it
+        (snapshot.build_system_problem): ``{"backend", "requires"}`` and
+        perhaps ``index_url`` and ``unmet``; "unknown" when the sdist's
+        pyproject.toml could not be read; None when not recorded."""
+        self._decode()
+        return self._build_system
+
+    def build_requirement(self, index: int) -> Requirement:
+        """Line `index` of the build system's ``requires``, parsed; a line
+        that cannot be used is a DatabaseError naming the line and the key."""
+        build_system = self.build_system
+        assert isinstance(build_system, dict)
+        text = build_system["requires"][index]
+        try:
+            return parse_requirement(text)
+        except ValueError as exc:
+            raise requirement_error(text, str(exc), self.file, self.line, index,
+                                    key="build_system.requires") from None
 
     @property
     def metadata_known(self) -> bool:

@@ -123,10 +123,11 @@ def parse_specifier(text: str) -> SpecifierSet:
     return SpecifierSet(text)
 
 
-def requirement_error(text: str, problem: str, file: str | None, number: int | None, index: int) -> DatabaseError:
-    """What is wrong with Requires-Dist line `index` of a release line."""
+def requirement_error(text: str, problem: str, file: str | None, number: int | None, index: int,
+                      key: str = "requires_dist") -> DatabaseError:
+    """What is wrong with Requires-Dist line `index` of a release line (or line `index` of its list `key`)."""
     return database_error(one_line(f"invalid requirement {text[:200]!r}: {problem}"), file=file, line=number,
-                          key=f"requires_dist[{index}]")
+                          key=f"{key}[{index}]")
 
 
 # The marker operators packaging compares without building a specifier; with

@@ -48,7 +48,7 @@ from .requires import long_number, parse_requirement, parse_specifier, requireme
 
 __all__ = [
     "Snapshot", "SnapshotRelease", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
-    "requirement_problem", "wheel_problem",
+    "requirement_problem", "wheel_problem", "build_system_problem", "lacks_linux_wheel", "fetches_wheel",
 ]
 
 SCHEMA = 1
@@ -70,6 +70,9 @@ class SnapshotRelease(Record):
     # the sdist an installer builds when no wheel fits: its file name, False when the release has none,
     # None when not recorded (an older snapshot)
     sdist: str | bool | None = None
+    # how that sdist is built (its pyproject.toml's build system: `build_system_problem`), or UNKNOWN;
+    # None when not recorded (a release with wheels for Linux, or an older snapshot)
+    build_system: dict[str, Any] | str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"version": self.version}
@@ -87,6 +90,8 @@ class SnapshotRelease(Record):
             data["tags"] = sorted(self.tags)
         if self.sdist is not None:
             data["sdist"] = self.sdist
+        if self.build_system is not None:
+            data["build_system"] = self.build_system
         data["requires_dist"] = list(self.requires_dist)
         if self.wheels:
             data["wheels"] = [dict(w) for w in self.wheels]
@@ -127,8 +132,9 @@ _LINE_START = '{"version": "'
 _YANKED = ', "yanked": true'
 
 HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanked", "lines")
-RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "sdist", "requires_dist",
-                "wheels")
+RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "sdist", "build_system",
+                "requires_dist", "wheels")
+BUILD_SYSTEM_KEYS = ("backend", "requires", "index_url", "unmet")
 WHEEL_KEYS = ("file", "url", "sha256", "size")
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z"  # a pattern compiled by re on first use (as _WHEEL_NAME, _SHA256): a check never uses it
 # an upload time: a date (the common case, told without compiling this), or a date and a time
@@ -394,6 +400,12 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
         shown = sdist[:120] if isinstance(sdist, str) else sdist
         raise error(f"expected the file name of the release's sdist (name-version.tar.gz or .zip) or false, "
                     f"got {shown!r}", "sdist")
+    if "build_system" in entry:
+        problem = build_system_problem(entry["build_system"], requirements=requirements)
+        if problem is None and not isinstance(sdist, str):
+            problem = "build_system", "a build system recorded for a release without an sdist (its \"sdist\" key)"
+        if problem is not None:
+            raise error(problem[1], problem[0])
     uploaded = entry.get("uploaded")
     if uploaded and not _is_timestamp(uploaded):
         raise error(f"expected a date such as 2026-10-18 (or an ISO 8601 time), got {uploaded[:80]!r}", "uploaded")
@@ -431,6 +443,89 @@ def sdist_problem(file: str, version: str) -> str | None:
     except ValueError:
         return "not an sdist file name"
     return None
+
+
+# What pip assumes of an sdist without a pyproject.toml, or whose pyproject.toml has no [build-system]
+LEGACY_BUILD_SYSTEM = {"backend": "setuptools.build_meta:__legacy__", "requires": ["setuptools>=40.8.0"]}
+MAX_BUILD_REQUIRES = 100  # the bundled snapshots' longest list has 7
+MAX_URL = 1000
+
+
+def build_system_problem(value: Any, *, requirements: bool = True) -> tuple[str, str] | None:
+    """(key, why) when `value` is not a release's ``build_system``, or None.
+
+    It is "unknown" (the sdist was read, its build system could not be), or
+    ``{"backend": "pkg.module:object", "requires": [PEP 508 lines]}``, with
+    ``index_url`` (the index a wheel_stub backend fetches the wheel from)
+    and ``unmet`` (those of ``requires`` that no release on the index met
+    when the snapshot was taken) when there are. Without `requirements`,
+    the lines of ``requires`` are checked to be strings only: a check
+    parses those it uses (model.Release.build_requirement).
+
+    >>> build_system_problem({"backend": "wheel_stub.buildapi", "requires": ["wheel-stub"]}) is None
+    True
+    >>> build_system_problem({"backend": "python setup.py", "requires": []})
+    ('build_system.backend', "expected a PEP 517 backend such as 'setuptools.build_meta', got 'python setup.py'")
+    """
+    if value == UNKNOWN:
+        return None
+    if not isinstance(value, dict):
+        return "build_system", f'expected {{"backend": ..., "requires": [...]}} or {UNKNOWN!r}'
+    for key in value:
+        if key not in BUILD_SYSTEM_KEYS:
+            return f"build_system.{one_line(key, 80)}", f"unknown key (one of {', '.join(BUILD_SYSTEM_KEYS)})"
+    backend = value.get("backend")
+    if not isinstance(backend, str) or not _is_backend(backend):
+        shown = one_line(repr(backend), 120) if isinstance(backend, str) else type(backend).__name__
+        return "build_system.backend", f"expected a PEP 517 backend such as 'setuptools.build_meta', got {shown}"
+    requires = value.get("requires")
+    if not is_string_list(requires) or len(requires) > MAX_BUILD_REQUIRES:
+        return "build_system.requires", f"expected a list of at most {MAX_BUILD_REQUIRES} requirement strings"
+    for index, text in enumerate(requires if requirements else ()):
+        problem = requirement_problem(text)
+        if problem is not None:
+            return f"build_system.requires[{index}]", f"invalid requirement {text[:200]!r}: {problem}"
+    url = value.get("index_url")
+    if url is not None and not (isinstance(url, str) and url.startswith(("https://", "http://"))
+                                and url.isprintable() and len(url) <= MAX_URL):
+        return "build_system.index_url", "expected an https:// (or http://) URL"
+    unmet = value.get("unmet")
+    if unmet is not None and not (is_string_list(unmet) and unmet and all(text in requires for text in unmet)):
+        return "build_system.unmet", "expected a list of lines of its requires"
+    return None
+
+
+def _is_backend(text: str) -> bool:
+    """Whether `text` names a PEP 517 backend: ``module.path`` or ``module.path:object.path``."""
+    parts = text.split(":")
+    return len(text) <= 200 and len(parts) <= 2 and all(
+        all(word.isidentifier() and word.isascii() for word in part.split(".")) for part in parts)
+
+
+def fetches_wheel(build_system: Any) -> bool:
+    """Whether the build system is wheel-stub's: "building" the sdist
+    downloads the real wheel from another index (its ``index_url``)."""
+    return isinstance(build_system, dict) and build_system.get("backend", "").split(":")[0].split(".")[0] == "wheel_stub"
+
+
+_LINUX_MACHINES = ("x86_64", "aarch64")
+
+
+def lacks_linux_wheel(tags: Any) -> bool:
+    """Whether a release's wheels (their tags) leave Linux on x86-64 or on
+    aarch64 without a wheel: a pure-Python one, or a manylinux one of that
+    machine. There an installer builds the sdist, whatever the Python; the
+    snapshots record how (``build_system``) for these releases only, which
+    keeps what `db sync` downloads small."""
+    machines = set()
+    for tag in tags:
+        for platform in tag.split("-")[-1].split("."):
+            if platform == "any":
+                return False
+            for machine in _LINUX_MACHINES:
+                if platform.endswith("_" + machine) and platform.startswith(("manylinux", "linux_")):
+                    machines.add(machine)
+    return len(machines) < len(_LINUX_MACHINES)
 
 
 def _is_timestamp(text: str) -> bool:
@@ -617,6 +712,7 @@ def _release(entry: dict[str, Any]) -> SnapshotRelease:
         tags=tuple(entry["tags"]) if "tags" in entry else None,
         metadata=entry.get("metadata"),
         sdist=entry.get("sdist"),
+        build_system=entry.get("build_system"),
     )
 
 

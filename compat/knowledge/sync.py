@@ -45,7 +45,8 @@ from .. import _files, _toml
 from ..errors import CompatError, DatabaseError
 from ._schema import Table
 from .graph import GRAPH_FILE, write_graph
-from .index import DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata, host_name, project_name
+from .index import (DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata, host_name, project_name,
+                    unmet_build_requirements)
 from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, wheels_path
 
 T = TypeVar("T")
@@ -86,6 +87,8 @@ class SyncResult:
     refused: list[str] = field(default_factory=list)  # packages whose old snapshot was kept, with why
     refused_releases: list[str] = field(default_factory=list)  # releases recorded with unknown metadata, with why
     ignored: list[str] = field(default_factory=list)  # files of a project's page left out, with why
+    build_systems: int = 0  # sdists read for how they are built (releases without a wheel for Linux)
+    build_bytes: int = 0  # the bytes of them downloaded
 
 
 def load_plan(path: str) -> SyncPlan:
@@ -146,7 +149,8 @@ def sync(
     old = _OldSnapshots(metadata_dir, previous)
     held = (lambda name: set()) if allow_removal else old.releases
     try:
-        closure = _walk(plan, client, workers, progress, day, held)
+        closure = _walk(plan, client, workers, progress, day, held, old.build_systems)
+        _build_requirements(closure, client)
     except BaseException:
         client.stop()
         raise
@@ -159,6 +163,8 @@ def sync(
         metas = [closure.fetched[(name, v)] for v in sorted(closure.kept(name))]
         for meta in metas:
             result.how[meta.how] = result.how.get(meta.how, 0) + 1
+            result.build_systems += meta.build_bytes > 0
+            result.build_bytes += meta.build_bytes
             result.unknown += not meta.known and meta.refused is None
             result.invalid += meta.invalid + sum(_requirement(line) is None for line in meta.requires_dist)
             if meta.refused is not None:
@@ -192,6 +198,7 @@ class _OldSnapshots:
     def __init__(self, metadata_dir: str, previous: Callable[[str], str] | None) -> None:
         self._path = previous or (lambda name: os.path.join(metadata_dir, f"{name}.jsonl"))
         self._read: dict[str, Snapshot | None] = {}
+        self._built: dict[str, dict[Version, dict[str, Any]]] = {}
 
     def snapshot(self, name: str) -> Snapshot | None:
         """None when there is none, or one that cannot be read: nothing to keep."""
@@ -206,6 +213,23 @@ class _OldSnapshots:
         """The versions of the release lines the old snapshot holds."""
         old = self.snapshot(name)
         return set(_versions(r.version for r in old.releases)) if old is not None else set()
+
+    def build_systems(self, name: str, version: Version) -> dict[str, Any]:
+        """Sdist file name -> how it is built, as the old snapshot records it
+        for that release (without `unmet`, which the index's listings of
+        the day decide): a file on the index does not change, so it is not
+        downloaded again."""
+        if name not in self._built:
+            old = self.snapshot(name)
+            self._built[name] = {}
+            for release in old.releases if old is not None else ():
+                known = release.build_system
+                if isinstance(release.sdist, str) and known is not None:
+                    if isinstance(known, dict):
+                        known = {k: v for k, v in known.items() if k != "unmet"}
+                    for parsed in _versions([release.version]):
+                        self._built[name][parsed] = {release.sdist: known}
+        return self._built[name].get(version, {})
 
 
 def _versions(texts: Iterable[str]) -> dict[Version, str]:
@@ -305,6 +329,7 @@ def _walk(
     progress: Callable[[Iterable[T], int], Iterable[T]] | None,
     today: _dt.date,
     held: Callable[[str], set[Version]],
+    known: Callable[[str, Version], dict[str, Any]] = lambda name, version: {},
 ) -> _Closure:
     """Walk the requirements from the plan's packages, in rounds: list the
     projects named so far, choose their releases, read the metadata of the
@@ -313,7 +338,8 @@ def _walk(
     since a round depends on what was read, not on the order it arrived in,
     the same index gives the same closure. Besides its choice, a project
     keeps the releases `held` says its old snapshot holds, those the index
-    still lists: a sync never loses one.
+    still lists: a sync never loses one. `known` gives, for a release, how
+    its sdist is built where an older snapshot says (IndexClient.release).
     """
     since = plan.since.isoformat()
     closure = _Closure()
@@ -332,9 +358,9 @@ def _walk(
                                    f"({', '.join(sorted(set(untrue))[:3])}); read as unknown")
         return name, _releases(files)
 
-    def fetch(key: Key) -> tuple[Key, ReleaseMetadata]:
-        name, version = key
-        return key, client.release(closure.listings[name][version])
+    def fetch(job: tuple[Key, dict[str, Any]]) -> tuple[Key, ReleaseMetadata]:
+        (name, version), built = job
+        return (name, version), client.release(closure.listings[name][version], build_systems=built)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         while True:
@@ -353,10 +379,34 @@ def _walk(
             work = sorted((n, v) for n in closure.listings for v in closure.kept(n) if (n, v) not in closure.fetched)
             if not work:
                 return closure
-            iterator: Iterable[tuple[Key, ReleaseMetadata]] = pool.map(fetch, work)
+            iterator: Iterable[tuple[Key, ReleaseMetadata]] = pool.map(fetch, [(key, known(*key)) for key in work])
             if progress is not None:
                 iterator = progress(iterator, len(work))
             closure.fetched.update(iterator)
+
+
+def _build_requirements(closure: _Closure, client: IndexClient) -> None:
+    """Record in each build system read which of its requirements no
+    release on the index meets (``unmet``): a project of the closure is
+    judged by its listing, any other by its page, read once (a project the
+    index does not have meets none)."""
+    pages: dict[str, list[Version] | None] = {}
+
+    def versions(name: str) -> Any:
+        if name in closure.listings:
+            return closure.listings[name].keys()
+        if name not in pages:
+            try:
+                pages[name] = [f.version for f in client.files(name)]
+            except NotFound:
+                pages[name] = None
+        return pages[name]
+
+    for key, meta in sorted(closure.fetched.items()):
+        if isinstance(meta.build_system, dict):
+            found = {k: v for k, v in meta.build_system.items() if k != "unmet"}
+            unmet = unmet_build_requirements(found, versions)
+            closure.fetched[key] = replace(meta, build_system={**found, "unmet": unmet} if unmet else found)
 
 
 # -- the index's view of a project ---------------------------------------------
@@ -431,6 +481,7 @@ def _snapshot(name: str, releases: Listing, metas: list[ReleaseMetadata], index:
                 wheels=meta.wheels,
                 tags=meta.tags,
                 sdist=meta.sdist,
+                build_system=meta.build_system,
                 metadata=None if meta.known else UNKNOWN,
             )
             for meta in metas
