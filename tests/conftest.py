@@ -110,14 +110,13 @@ def stack_table(packages, gpu=None, *, cuda="13.0", python="3.12", options=None,
 # suite makes in its own process is made twice, the cheap way (a scope
 # resolved, the rest added: resolver._widened) and by resolvelib over the
 # whole closure, and each stack on which they disagree (verdict or a version)
-# is written to FILE, one JSON line each, with the count of stacks compared.
+# is written to FILE, one JSON line a stack compared ({"agree": true} or what differs).
 # Slow (every check pays a full resolution too); tests/test_widening.py holds
 # the examples and a grid of real stacks to it in every run.
 if os.environ.get("COMPAT_VERIFY_WIDENING"):
     from compat.engine import resolver as _resolver
 
     _plain_resolve = _resolver.resolve
-    _verified: dict[str, int] = {"stacks": 0, "disagree": 0}
 
     def _verifying_resolve(stack, db, **options):
         found = _plain_resolve(stack, db, **options)
@@ -125,15 +124,13 @@ if os.environ.get("COMPAT_VERIFY_WIDENING"):
             full = _plain_resolve(stack, db, **{**options, "exhaustive": True})
             ours = {k: str(c.version) for k, c in found.versions.items()}
             theirs = {k: str(c.version) for k, c in full.versions.items()}
-            _verified["stacks"] += 1
-            if not full.ok or ours != theirs:
-                _verified["disagree"] += 1
-                with open(os.environ["COMPAT_VERIFY_WIDENING"], "a", encoding="utf-8") as out:
-                    out.write(json.dumps({"stack": stack.path, "packages": {n: str(s.specifier) for n, s in
-                                                                             stack.packages.items()},
-                                          "full_ok": full.ok,
-                                          "differ": {k: [ours.get(k), theirs.get(k)] for k in ours.keys() | theirs.keys()
-                                                     if ours.get(k) != theirs.get(k)}}) + "\n")
+            line = {"agree": full.ok and ours == theirs}
+            if not line["agree"]:
+                line.update(stack=stack.path, packages={n: str(s.specifier) for n, s in stack.packages.items()},
+                            full_ok=full.ok, differ={k: [ours.get(k), theirs.get(k)] for k in ours.keys() | theirs.keys()
+                                                     if ours.get(k) != theirs.get(k)})
+            with open(os.environ["COMPAT_VERIFY_WIDENING"], "a", encoding="utf-8") as out:
+                out.write(json.dumps(line) + "\n")  # a line a stack: a worker's exit may skip atexit
         return found
 
     _resolver.resolve = _verifying_resolve
@@ -141,9 +138,3 @@ if os.environ.get("COMPAT_VERIFY_WIDENING"):
         __import__(_module)
         if getattr(sys.modules[_module], "resolve", None) is _plain_resolve:
             sys.modules[_module].resolve = _verifying_resolve
-
-    def _report_verified() -> None:
-        with open(os.environ["COMPAT_VERIFY_WIDENING"], "a", encoding="utf-8") as out:
-            out.write(json.dumps({"pid": os.getpid(), **_verified}) + "\n")
-
-    atexit.register(_report_verified)

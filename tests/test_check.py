@@ -50,15 +50,16 @@ def test_broken_upgrade_reports_every_problem_not_the_first():
     assert transformers.source is not None and "vllm 0.32.0" in transformers.source.cite()
 
 
-def test_fp8_scaled_mm_on_a100_is_an_inferred_warning():
-    # the release says fp8-scaled-mm selects FP8 matmul and names CC 8.9+ as eligible, not that others are refused
+def test_fp8_scaled_mm_on_a100_is_an_error_with_both_sources_of_the_refusal():
+    # LTX-2's FP8Linear calls torch._scaled_mm (its code), PyTorch refuses it below 8.9 (its code): certain
     report = check(EXAMPLES / "ltx2-fp8-a100.toml")
     finding = by_id(report, "ltx-2.fp8-scaled-mm.compute-capability")
-    assert finding.severity == "warning" and finding.layer == "curated"
-    assert finding.basis and "8.9" in finding.basis
-    assert finding.source.id == "ltx-2-1.5.0"
+    assert finding.severity == "error" and finding.layer == "curated" and finding.basis is None
+    assert finding.source.id == "ltx-2-code-fp8-scaled-mm" and finding.source.commit == "d151147"
+    assert [s.id for s in finding.also] == ["pytorch-code-scaled-mm-device"]
+    assert finding.to_dict()["also"][0]["commit"] == "960a684"
     assert "gpu" in finding.components
-    assert report.exit_code == 0 and check(EXAMPLES / "ltx2-fp8-a100.toml", strict=True).exit_code == 1
+    assert report.exit_code == 1
 
 
 def test_vllm_omni_example_runs_with_a_pre_release_warning():
@@ -77,9 +78,10 @@ def test_ltx2_fp8_scaled_mm_needs_sm89(gpu, ok):
     assert ("ltx-2.fp8-scaled-mm.compute-capability" not in ids(report)) is ok
 
 
-def test_ltx2_fp8_scaled_mm_on_cpu_only_stack_is_a_warning():
+def test_ltx2_fp8_scaled_mm_on_a_stack_without_cuda_is_not_judged_by_the_cuda_check():
+    # PyTorch's refusal is of CUDA devices: a stack that names no CUDA is outside it
     report = check({"system": {"python": "3.12"}, "packages": {"ltx-2": "1.5.0"}, "options": {"ltx-2": {"quantization": "fp8-scaled-mm"}}})
-    assert by_id(report, "ltx-2.fp8-scaled-mm.compute-capability").severity == "warning"
+    assert "ltx-2.fp8-scaled-mm.compute-capability" not in ids(report)
 
 
 def test_ltx2_fp8_scaled_mm_with_unknown_gpu_cannot_be_verified():

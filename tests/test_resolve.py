@@ -55,12 +55,15 @@ def test_resolve_writes_atomically_with_output(tmp_path):
     assert check(target).ok
 
 
-def test_resolve_requirements_format_comments_applications():
+def test_resolve_requirements_format_comments_applications(tmp_path):
     result = run("resolve", EXAMPLES / "h200-vllm.toml", "--format", "requirements")
     assert "vllm==0.32.0" in result.stdout.splitlines()
     app = run("resolve", EXAMPLES / "ltx2-fp8-a100.toml", "--format", "requirements")
-    # fp8-scaled-mm below compute capability 8.9 is an inferred warning, which binds no resolution
-    assert app.exit_code == 0
+    assert app.exit_code == 1  # fp8-scaled-mm on an A100: PyTorch refuses torch._scaled_mm below 8.9
+    fixed = tmp_path / "ltx2-fp8-l40s.toml"
+    fixed.write_text(EXAMPLES.joinpath("ltx2-fp8-a100.toml").read_text().replace('"A100 80GB"', '"L40S"'))
+    app = run("resolve", fixed, "--format", "requirements")
+    assert app.exit_code == 0, app.output
     assert "# ltx-2==1.5.0  (ltx-2 is an application, not a package on the index)" in app.stdout.splitlines()
 
 

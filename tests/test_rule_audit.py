@@ -59,10 +59,11 @@ MOE_BF16 = {"family": "deepseek-v4", "moe": True, "checkpoint_dtype": "bf16"}
 # rule id -> (severity, the stack that shows it, {what is changed: a stack just outside})
 AUDIT = {
     # -- LTX-2 1.5.0 (item 1)
-    "ltx-2.fp8-scaled-mm.compute-capability": (
-        "warning", spec(LTX, "A100", options={"ltx-2": {"quantization": "fp8-scaled-mm"}}),
+    "ltx-2.fp8-scaled-mm.compute-capability": (  # LTX-2's FP8Linear calls torch._scaled_mm from 1.1.7; PyTorch refuses
+        "error", spec(LTX, "A100", options={"ltx-2": {"quantization": "fp8-scaled-mm"}}),
         {"cc 8.9": dict(gpu="L40S"), "quantization fp8-cast": dict(options={"ltx-2": {"quantization": "fp8-cast"}}),
-         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"), "release 1.4.0": dict(packages=LTX_OLD)}),
+         "ROCm": dict(gpu="MI300X", cuda=None, rocm="6.4"),
+         "release 1.1.6 (TensorRT-LLM's scaled mm when usable)": dict(packages={"ltx-2": "1.1.6"})}),
     "ltx-2.fp8-cast.storage-only": (
         "info", spec(LTX, "A100", options={"ltx-2": {"quantization": "fp8-cast"}}),
         {"fp8-scaled-mm": dict(options={"ltx-2": {"quantization": "fp8-scaled-mm"}}), "release 1.4.0": dict(packages=LTX_OLD)}),
@@ -348,6 +349,10 @@ AUDIT = {
 # rule id -> {what is changed: a stack just inside}: the first covered release of a rule whose range
 # was re-read against the releases' own code, and the hardware and options at the edge of its scope
 INSIDE = {
+    "ltx-2.fp8-scaled-mm.compute-capability": {
+        "1.1.7, the first release that calls torch._scaled_mm alone": dict(packages={"ltx-2": "1.1.7"}),
+        "1.4.0": dict(packages=LTX_OLD), "Ampere at 8.6": dict(gpu="RTX 3090"),
+    },
     "flashinfer.cubin.lockstep": {
         "0.4.0, the first release with the check": dict(packages={"flashinfer-python": "0.4.0", "flashinfer-cubin": "0.4.1"}),
         "0.5.0": dict(packages={"flashinfer-python": "0.5.0", "flashinfer-cubin": "0.5.2"}),
@@ -454,10 +459,11 @@ def test_inferred_rules_say_what_they_rest_on(db):
 
 
 def test_an_inferred_finding_carries_its_basis_in_text_and_json(db):
-    shown = AUDIT["ltx-2.fp8-scaled-mm.compute-capability"][1]
+    rule = next(r for r in db.component("flashinfer-python").rules if r.inferred)
+    shown = AUDIT[rule.id][1]
     report = check(but(shown), database=db)
-    finding = next(f for f in report.findings if f.id == "ltx-2.fp8-scaled-mm.compute-capability")
-    assert finding.basis and "does not say other GPUs are refused" in finding.basis
+    finding = next(f for f in report.findings if f.id == rule.id)
+    assert finding.basis == rule.basis
     data = json.loads(json.dumps(report.to_dict()))
     entry = next(f for f in data["findings"] if f["id"] == finding.id)
     assert entry["inferred"] is True and entry["basis"] == finding.basis

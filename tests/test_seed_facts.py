@@ -26,7 +26,7 @@ FI = {"flashinfer-python": "0.7.2"}
 # (rule id, severity, stack that shows it, stack that must not)
 CASES = [
     # -- item 1: LTX-2 1.5.0
-    ("ltx-2.fp8-scaled-mm.compute-capability", "warning",  # inferred: the release names 8.9+ as eligible
+    ("ltx-2.fp8-scaled-mm.compute-capability", "error",  # LTX-2's code calls torch._scaled_mm; PyTorch's refuses
      stack(LTX, "A100", options={"ltx-2": {"quantization": "fp8-scaled-mm"}}),
      stack(LTX, "L40S", options={"ltx-2": {"quantization": "fp8-scaled-mm"}})),
     ("ltx-2.fp8-cast.storage-only", "info",

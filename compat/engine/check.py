@@ -149,7 +149,8 @@ class _Checker:
     # -- helpers -------------------------------------------------------------
 
     def add(self, id: str, severity: str, message: str, components: tuple[str, ...], kind: str, layer: str,
-            source: str | Source | None = None, *, basis: str | None = None, **details: Any) -> None:
+            source: str | Source | None = None, *, basis: str | None = None, also: tuple[str, ...] = (),
+            **details: Any) -> None:
         if not isinstance(source, Source):
             source = self.db.source(source)
         if layer == "curated" and cites_local(self.db, source):
@@ -167,6 +168,7 @@ class _Checker:
                 source=source,
                 details={k: v for k, v in details.items() if v is not None} or None,
                 basis=basis,
+                also=tuple(s for s in map(self.db.source, also) if s is not None),
             )
         )
 
@@ -823,7 +825,7 @@ class _Checker:
                 return
             failing = "; ".join(t.describe() for t in rule.require.failing(facts))
             self.add(rule.id, rule.severity, f"{who}: {rule.message}", components, rule.kind, self.layer_of(rule),
-                     rule.source, basis=basis, needs=rule.require.describe(), failing=failing or None)
+                     rule.source, basis=basis, also=rule.also, needs=rule.require.describe(), failing=failing or None)
             return
         message = f"{who}: {rule.message}"
         if rule.kind == "known-issue" and rule.fixed_in is not None:

@@ -128,6 +128,7 @@ class Finding(Record):
     suppressed: bool = False
     details: dict[str, Any] | None = None
     basis: str | None = None  # set when the fact is inferred, not stated by its source: what it rests on
+    also: tuple[Source, ...] = ()  # further sources the fact rests on (the code that refuses: model.Rule.also)
 
     @property
     def predicts_failure(self) -> bool:
@@ -152,6 +153,8 @@ class Finding(Record):
             data["basis"] = self.basis
         if self.source is not None:
             data["source_detail"] = self.source.to_dict()
+        if self.also:
+            data["also"] = [source.to_dict() for source in self.also]
         if self.details:
             data["details"] = self.details
         return data

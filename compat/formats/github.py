@@ -57,6 +57,8 @@ def _message(finding: Finding) -> str:
     lines = [finding.message]
     if finding.source is not None:
         lines.append(f"source: {finding.source.cite()}" + (f" <{finding.source.url}>" if finding.source.url else ""))
+    for also in finding.also:
+        lines.append(f"and: {also.cite()}" + (f" <{also.url}>" if also.url else ""))
     if finding.basis is not None:
         lines.append(f"inferred, not stated by the source: {finding.basis}")
     return "\n".join(lines)

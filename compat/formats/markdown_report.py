@@ -10,10 +10,14 @@ and a ``|`` cannot break a table.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..engine.findings import Finding, Report, at_least
 from ..errors import CompatError
 from .text import header, verdict
+
+if TYPE_CHECKING:
+    from ..knowledge.model import Source
 
 __all__ = ["render", "render_error", "escape", "code"]
 
@@ -46,9 +50,12 @@ def code(text: str) -> str:
 
 
 def _source(finding: Finding) -> str:
-    source = finding.source
-    if source is None:
+    if finding.source is None:
         return ""
+    return "<br>and ".join(_cite(source) for source in (finding.source, *finding.also))
+
+
+def _cite(source: Source) -> str:
     cite = escape(source.cite())
     return f"[{cite}](<{source.url}>)" if source.url and not set(source.url) & set("<>\n ") else cite
 

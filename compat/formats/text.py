@@ -121,6 +121,8 @@ def _finding(finding: Finding, style: Callable[..., str], colour: str) -> list[s
     meta = f"[{finding.id}]"
     if finding.source is not None:
         meta += f" source: {finding.source.cite()}"
+    for also in finding.also:
+        meta += f"; and {also.cite()}"
     out.append("    " + style(meta, dim=True))
     if finding.basis is not None:
         out.append("    " + style(f"inferred, not stated by the source: {finding.basis}", dim=True))

@@ -1059,8 +1059,8 @@ def _parse_component(path: str, name: str) -> Component:
 def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) -> Rule:
     """One [[rule]] table; `seen`: the IDs of the rules before it in its file
     (None: not known, for a rule read alone; see model.Unread)."""
-    table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "fixed_in", "with", "same",
-                "inferred", "basis", "introduced"])
+    table.only(["id", "kind", "releases", "when", "require", "severity", "message", "source", "also", "fixed_in", "with",
+                "same", "inferred", "basis", "introduced"])
     rule_id = table.identifier(seen or set(), "rule")
     kind = table.choice("kind", RULE_KINDS, "requirement")
     require = _condition(table, "require")
@@ -1098,6 +1098,7 @@ def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) ->
         severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
         message=table.text("message", required=True),  # type: ignore[arg-type]
         source=table.text("source", required=True),  # type: ignore[arg-type]
+        also=tuple(table.strings("also")),
         fixed_in=_version(table, "fixed_in"),
         file=file,
         partners=partners,

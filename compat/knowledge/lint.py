@@ -205,6 +205,8 @@ def lint_database(db: Database) -> list[Problem]:
                 add(file, key, f"ID also used in {rule_ids[rule.id]}")
             rule_ids[rule.id] = file or name
             cite(file, f"{key}.source", rule.source)
+            for index, also in enumerate(rule.also):
+                cite(file, f"{key}.also[{index}]", also)
             fixed_elsewhere = rule.kind == "known-issue" and rule.fixed_in is not None
             if component.releases and not fixed_elsewhere and not any(rule.covers(v) for v in component.releases):
                 add(file, f"{key}.releases", f"{rule.releases} covers no release of {name} in the database")

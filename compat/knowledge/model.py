@@ -353,6 +353,9 @@ class Rule(Record):
     source: str
     fixed_in: Version | None = None
     file: str | None = None
+    # further sources the fact rests on, with `source`: the code that refuses, where `source` is the code
+    # that calls it (LTX-2's FP8 layer, which calls torch._scaled_mm; PyTorch's check of the GPU)
+    also: tuple[str, ...] = ()
     partners: tuple[str, ...] = ()  # lockstep rules: the packages that move with this one
     same: str | None = None  # lockstep rules: "version" or "minor"
     inferred: bool = False  # the source does not state the fact: it is inferred from `basis`
