@@ -41,15 +41,35 @@ def universe(db: Database) -> dict[str, dict]:
     return out
 
 
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_WRITTEN: dict[str, str] = {}  # a Requires-Dist line -> its parse, written back (many releases share lines)
+
+
 def kept_lines(release, names: set[str]) -> list[str]:
     """The release's requirements as compat sees them (metadata, less what a
     curated entry relaxes, plus what it adds) on packages of the universe;
-    requirements on other packages are pip's business, not compat's."""
-    return [
-        str(d.requirement)
-        for d in release.dependencies
-        if str(canonicalize_name(d.requirement.name)) in names
-    ]
+    requirements on other packages are pip's business, not compat's.
+
+    `release.dependencies`, less the parse of every line it drops: a line is
+    named before it is parsed (a line that names no package is parsed, and
+    refused, as `dependencies` would refuse it)."""
+    kept = []
+    for index, text in enumerate(release.requires_dist):
+        head = _NAME.match(text)
+        if head is not None:
+            name = str(canonicalize_name(head.group(1)))
+            if name not in names or name in release.relaxed:
+                continue
+        written = _WRITTEN.get(text)
+        if written is None:
+            requirement = release.requirement(index)
+            name = str(canonicalize_name(requirement.name))
+            if name not in names or name in release.relaxed:
+                continue
+            written = _WRITTEN[text] = str(requirement)
+        kept.append(written)
+    kept += [str(d.requirement) for d in release.curated if str(canonicalize_name(d.requirement.name)) in names]
+    return kept
 
 
 def write_wheel(folder: Path, name: str, version: str, requires_python: str | None, lines: list[str]) -> Path:

@@ -54,16 +54,27 @@ def _clean_env() -> dict[str, str]:
 def run_uv(index: Path, requirements: list[str], workdir: Path, *options: str,
            python: str = f"{sys.version_info[0]}.{sys.version_info[1]}", cache: Path | None = None,
            timeout: int = 120) -> dict[str, str] | None:
-    """uv's pins for `requirements` from the folder `index` alone, or None when it finds no solution."""
+    """uv's pins for `requirements` from the folder `index` alone, or None when it finds no solution.
+
+    uv resolves for `python` (--python-version) but runs on this Python
+    (--python): left to find an interpreter of that version itself, it asks
+    every python3.X on PATH (a pyenv shim takes a fraction of a second to
+    say no) and then tries to download one, which costs seconds of retries
+    against the network, or a Python, on every call. --offline and
+    --no-python-downloads make sure neither ever happens. Any failure other
+    than "no solution" (a refused stub wheel, a bad option) is an error of
+    the test, never a verdict.
+    """
     infile = workdir / "requirements.in"
     infile.write_text("\n".join(requirements) + "\n")
     result = subprocess.run(
         [installed("uv"), "pip", "compile", "--no-index", "--find-links", str(index), "--python-version", python,
-         *options, "--no-header", "--no-annotate", "--quiet", "--cache-dir", str(cache or workdir / "uv-cache"),
-         str(infile)],
+         "--python", sys.executable, "--offline", "--no-python-downloads", *options, "--no-header",
+         "--no-annotate", "--quiet", "--cache-dir", str(cache or workdir / "uv-cache"), str(infile)],
         capture_output=True, text=True, env=_clean_env(), timeout=timeout,
     )
     if result.returncode != 0:
+        assert result.returncode == 1 and "No solution found" in result.stderr, (requirements, result.stderr)
         return None
     pins = {}
     for line in result.stdout.splitlines():
