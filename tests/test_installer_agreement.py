@@ -49,6 +49,21 @@ def test_a_release_above_the_newest_final_is_newer_than_the_snapshot_whatever_pr
     assert "unknown-release:sentry-sdk==3.0.0b3" in ids(check(base(packages={"sentry-sdk": "3.0.0b3"})))
 
 
+def test_a_requirement_only_a_release_newer_than_the_snapshot_meets_is_a_warning_not_a_missing_release():
+    # transformers 5.25.0 requires kernels>=0.19.1,<0.20; the snapshot's list of kernels stops at 0.17.2,
+    # and 0.19.1 came out after it: uv resolves it, and a range of transformers takes 5.25.0 as uv does
+    report = check({"system": {"python": "3.12"}, "packages": {"transformers": "5.25.0"}})
+    assert report.exit_code == 0 and not any(f.id.startswith("missing:") for f in report.findings)
+    finding = next(f for f in report.findings if f.id == "unknown-release:transformers==5.25.0:kernels")
+    assert finding.severity == "warning" and "0.17.2" in finding.message and "compat db sync" in finding.message
+    assert check({"system": {"python": "3.12"}, "packages": {"transformers": ">=5.20"}}).packages["transformers"] == "5.25.0"
+    strict = check({"system": {"python": "3.12"}, "packages": {"transformers": "5.25.0"}}, require_known=True)
+    assert strict.exit_code == 1
+    # the same kind, below the newest final release: no such release exists, no installer installs it
+    gone = check({"system": {"python": "3.12", "cuda": "13.0"}, "packages": {"vllm": "0.34.0"}})
+    assert "missing:vllm==0.34.0:flashinfer-python" in {f.id for f in gone.errors}
+
+
 def test_a_release_below_the_newest_final_that_the_complete_list_lacks_is_an_error():
     report = check(base(packages={"sentry-sdk": "2.74.1"}))
     assert severity(report, "missing:sentry-sdk==2.74.1") == "error" and not report.ok

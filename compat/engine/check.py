@@ -30,7 +30,7 @@ from ..errors import CompatError
 from .builds import Selected, WheelFit, judge_build
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
-from .resolver import DEFAULT_MAX_ROUNDS, Need, Resolution, StackProvider, resolve
+from .resolver import DEFAULT_MAX_ROUNDS, Gap, Need, Resolution, StackProvider, resolve
 
 __all__ = ["check_stack"]
 
@@ -1259,6 +1259,9 @@ class _Checker:
     def gaps(self, resolution: Resolution) -> None:
         for gap in resolution.gaps:
             need = gap.need
+            if gap.beyond:
+                self.newer_than_snapshot(gap)
+                continue
             self.add(
                 f"gap:{gap.package}",
                 "warning",
@@ -1269,6 +1272,31 @@ class _Checker:
                 need.origin,
                 need.source,
             )
+
+    def newer_than_snapshot(self, gap: Gap) -> None:
+        """A requirement only a release newer than the snapshot's list can
+        meet (transformers 5.25.0's kernels>=0.19.1,<0.20 of a snapshot that
+        stops at 0.17.2): the index may well have it, so it is the warning an
+        unknown pinned release gets, not a conflict nor a missing release."""
+        need = gap.need
+        component = self.db.component(gap.package)
+        assert component is not None
+        taken = component.snapshot_taken
+        age = f", {(current_date() - taken).days} days ago" if taken is not None else ""
+        requirer, _, version = (need.parent or gap.package).partition(" ")
+        release = self.release_of(requirer, Version(version)) if version else None
+        self.add(
+            f"unknown-release:{requirer}=={version}:{gap.package}" if version else f"unknown-release:{gap.package}",
+            self.unknown_severity,
+            f"{need.parent} requires {need.name}{spec_text(need.specifier)}, newer than the newest final release "
+            f"({component.newest_final}) in the database's snapshot of {need.name}, taken {taken}{age}; "
+            f"`compat db sync` refreshes it. That requirement, and what {need.name} requires, is not checked",
+            (requirer, gap.package),
+            "unknown-release",
+            need.origin,
+            self._source(need, release) if release is not None else need.source,
+            requirement=f"{need.name}{spec_text(need.specifier)}",
+        )
 
     def blocked(self, resolution: Resolution) -> None:
         """What keeps the releases a failed resolution needed off this

@@ -127,6 +127,9 @@ class Gap(Record):
 
     package: str
     need: Need
+    # the releases the requirement admits all sort above the newest final release of the snapshot's
+    # list: they may have come out since it was taken (Component.beyond_snapshot)
+    beyond: bool = False
 
 
 class Resolution(Record):
@@ -512,14 +515,17 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             return False
         if meets(component, need.specifier):
             return True
+        beyond = False
         if component.index_versions is not None and not any(
             need.specifier.contains(v, prereleases=True) for v in component.index_versions
         ):
-            # Not a gap in the database: no such release exists, so nothing can install it.
-            return True
+            if not component.beyond_snapshot(need.specifier):
+                # Not a gap in the database: no such release exists, so nothing can install it.
+                return True
+            beyond = True  # released since the snapshot, perhaps: the check says so, and binds nothing
         if (need.name, str(need)) not in self._gap_keys:
             self._gap_keys.add((need.name, str(need)))
-            self.gaps.append(Gap(need.name, need))
+            self.gaps.append(Gap(need.name, need, beyond))
         return False
 
     def _pin_unlisted(self, name: str, version: str) -> bool:

@@ -701,6 +701,33 @@ class Component:
             return None
         return False
 
+    def beyond_snapshot(self, specifier: SpecifierSet) -> bool:
+        """Whether every release `specifier` admits sorts above the newest
+        final release the snapshot's list holds (its lower bound is above
+        it: ``>=0.19.1,<0.20`` of a list that stops at 0.17.2): such a
+        release may have come out since the snapshot was taken, as `exists`
+        says of a version.
+
+        >>> c = Component("k", "package")
+        >>> c.index_listed = ("0.17.2", "0.18.0rc1")
+        >>> c.beyond_snapshot(SpecifierSet(">=0.19.1,<0.20")), c.beyond_snapshot(SpecifierSet("==0.19.*"))
+        (True, True)
+        >>> c.beyond_snapshot(SpecifierSet(">=0.16,<0.17")), c.beyond_snapshot(SpecifierSet("<0.20"))
+        (False, False)
+        """
+        ceiling = self.newest_final
+        if ceiling is None:
+            return False
+        floors = []
+        for one in specifier:
+            if one.operator in ("==", "===", ">=", ">", "~="):
+                try:
+                    floors.append(Version(one.version.removesuffix(".*")))
+                except InvalidVersion:
+                    continue
+        floor = max(floors, default=None)
+        return floor is not None and Version(floor.public) > ceiling
+
     @property
     def newest_final(self) -> Version | None:
         """The newest final (not pre- or dev-) release the index listed when
