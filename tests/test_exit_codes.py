@@ -223,3 +223,16 @@ def test_an_empty_python_is_bad_input_not_the_default(capsys):
 def test_a_group_alone_shows_its_help(capsys, args):
     code, _, err = run(capsys, *args)
     assert code == 2 and "Commands:" in err and "compat: error" not in err
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    (["check"], 1), (["resolve"], 1), (["outdated"], 0), (["graph"], 0), (["upgrade", "--to", "vllm==0.33.0"], 0)])
+def test_a_failing_stack_with_a_package_the_database_does_not_hold_is_a_verdict_not_a_crash(
+        capsys, tmp_path, command, expected):
+    # vLLM 0.32.0 needs Python 3.11; an internal package given as a range has no release to list
+    stack = tmp_path / "stack.toml"
+    stack.write_text('[system]\npython = "3.10"\ncuda = "13.0"\n[packages]\nvllm = "0.32.0"\n'
+                     'some-internal-pkg = ">=0"\n')
+    code, out, err = run(capsys, command[0], str(stack), *command[1:])
+    assert code == expected, err
+    assert "Traceback" not in err and "AssertionError" not in err

@@ -276,6 +276,37 @@ def test_a_lock_that_resolve_wrote_checks_as_the_stack_it_locks(files, db):
     assert "extras:torch==2.13.0:cuda-toolkit" in ids
 
 
+UV_LOCK = """
+# written by uv pip compile -o pylock.toml: its wheels have a url and no name, as PEP 751 allows
+lock-version = "1.0"
+created-by = "uv"
+requires-python = ">=3.12"
+
+[[packages]]
+name = "six"
+version = "1.17.0"
+sdist = { url = "https://files.pythonhosted.org/packages/94/e7/b2c673351809dca68a0e064b6af791aa332cf192da575fd474ed7d6f16a2/six-1.17.0.tar.gz", size = 34031, hashes = { sha256 = "ff70335d468e7eb6ec65b95b99d3a2836546063f63acc5171de367e834932a81" } }
+wheels = [{ url = "https://files.pythonhosted.org/packages/b7/ce/149a00dd41f10bc29e5921b496af8b574d8413afcd5e30dfa0ed46c2cc5e/six-1.17.0-py2.py3-none-any.whl", size = 11050, hashes = { sha256 = "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274" } }]
+
+[[packages]]
+name = "numpy"
+version = "2.3.5"
+wheels = [{ path = "wheels/numpy-2.3.5-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", hashes = { sha256 = "00" } }]
+"""
+
+
+def test_a_lock_whose_wheels_have_no_name_reads_their_file_names_from_url_or_path(files, db):
+    files(machine_dot_toml='[system]\npython = "3.12"\n', pylock_dot_toml=UV_LOCK)
+    stack = stack_of(db, stacks=("machine.toml",), pylock="pylock.toml")
+    assert stack.packages["six"].pinned == Version("1.17.0")
+    from compat.sources.pylock import read_pylock
+
+    tags = {str(t) for t in read_pylock("pylock.toml")._tags()}
+    assert {"py2-none-any", "py3-none-any", "cp312-cp312-manylinux_2_28_x86_64"} <= tags
+    result = run("machine.toml", "--pylock", "pylock.toml")
+    assert result.exit_code == 0, result.output
+
+
 LOCK = """
 lock-version = "1.0"
 created-by = "hand"

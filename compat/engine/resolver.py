@@ -791,9 +791,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         it lazily instead). Drawn as far as they are read: "the newest" or
         "is there one" parses no more than it needs."""
         versions: Sequence[Version] = self._admitted(name, specifier)
-        if installable:
-            component = self.db.component(name)
-            assert component is not None
+        component = self.db.component(name) if installable else None
+        if component is not None:  # (a package the database does not hold has no release to list)
             versions = Drawn(v for v in versions if self.installable(component.releases[v]))
         pre = self.pre or any(_names_prerelease(s) for s in (specifier, *also))
         return self._prerelease_policy(versions, pre)

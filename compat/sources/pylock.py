@@ -160,10 +160,21 @@ class LockFile:
         for package in self.lock.packages:
             for wheel in package.wheels or ():
                 try:
-                    tags.update(parse_wheel_filename(wheel.name)[3])
+                    tags.update(parse_wheel_filename(_wheel_name(wheel))[3])
                 except (InvalidWheelFilename, TypeError):
                     continue
         return sorted(tags, key=str)
+
+
+def _wheel_name(wheel: Any) -> str | None:
+    """A wheel's file name: its `name`, or, as PEP 751 lets a lock leave it
+    out (uv does), the last part of its `url` or `path`."""
+    if wheel.name:
+        return wheel.name  # type: ignore[no-any-return]
+    where = wheel.url or wheel.path
+    if not where:
+        return None
+    return str(where).split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] or None
 
 
 def _where(source: Any) -> str:
