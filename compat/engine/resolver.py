@@ -180,6 +180,7 @@ class _Search(Search):  # type: ignore[type-arg]
 
     def __init__(self, provider: StackProvider, reporter: BaseReporter) -> None:  # type: ignore[type-arg]
         super().__init__(provider, reporter)
+        provider.search = self
         # name -> (criterion, pin, answer): both kept, so that their ids stay their own
         self._pin_checks: dict[str, tuple[Criterion[Need, Candidate], Candidate, bool]] = {}
         self._preferences: dict[str, tuple[Criterion[Need, Candidate], Any]] = {}
@@ -271,6 +272,13 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
     ) -> None:
         self.stack = stack
         self.db = db
+        # Whether a new requirement on a package already pinned, which its pin
+        # does not meet, is a conflict (backtracked) rather than a reason to pin
+        # it again: resolvelib re-pins, and requirements that run in a circle
+        # (a 2.0 needs b 1.0, which needs a 1.0, which needs b 2.0, which needs
+        # a 2.0) re-pin it for ever; the last attempt of `resolve` proves them.
+        self.no_repin = False
+        self.search: _Search | None = None  # the search asking (its current pins)
         # Whether a release some requirement of which no installable release
         # meets, however deep, is passed over before resolvelib tries it
         # (`_viable`): the second attempt of `resolve`, when the first ran
@@ -372,6 +380,11 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         incompatibilities: Mapping[str, Iterator[Candidate]],
     ) -> Callable[[], Iterator[Candidate]]:
         needs = list(requirements[identifier])
+        if self.no_repin and self.search is not None:
+            pin = self.search.state.mapping.get(identifier)
+            if pin is not None and not all(self.is_satisfied_by(n, pin) for n in needs):
+                # a requirement its pin does not meet is a conflict, backtracked as one
+                return lambda: iter(())
         bad = {c.version for c in incompatibilities[identifier]}
         found = self._candidates(needs[0].name, needs[0].extras, needs) if needs else []
         satisfied = self.is_satisfied_by
@@ -895,8 +908,14 @@ def resolve(
         widened = _widened(stack, db, max_rounds=max_rounds, pre=pre, near=near)
         if widened is not None:
             return widened
-    for dead_ends in (False, True):
+    # Out of rounds, once more: often a package no release of which can be
+    # installed, found again under each release of what requires it, so the
+    # second attempt passes over such releases before trying them; the third
+    # never re-pins (see StackProvider.no_repin), for requirements that run
+    # in a circle.
+    for dead_ends, no_repin in ((False, False), (True, False), (True, True)):
         provider = StackProvider(stack, db, pre=pre, near=near, closure=closure, dead_ends=dead_ends)
+        provider.no_repin = no_repin
         budget = RoundBudget(max_rounds)
         search = _Search(provider, budget)
         try:
@@ -905,9 +924,6 @@ def resolve(
         except ResolutionImpossible as exc:
             return Resolution(False, {}, list(exc.causes), provider.gaps, provider, budget.rounds)
         except (_OutOfRounds, ResolutionTooDeep):
-            # Out of rounds: often a package no release of which can be
-            # installed, found again under each release of what requires
-            # it. Once more, passing over such releases before trying them.
             continue
     else:
         raise ResolutionTooComplex(
