@@ -119,16 +119,70 @@ class Staging:
     `commit` changes nothing; a failure during it puts back every file it
     already replaced (and removes those it added) before raising. The
     staging folder is removed on leaving the `with` block, whatever happened.
+
+    A process killed on the way (SIGKILL, a power cut) removes nothing: the
+    next Staging of the same folder removes what it left, once the process
+    that wrote its ``pid`` is gone, and first puts back the files a commit
+    it was in the middle of had replaced (``commit.json`` says which), so
+    that the set of files is the one before that sync, whole.
     """
 
     PREFIX = ".sync-"
+    PID = "pid"
+    COMMITTING = "commit.json"
 
     def __init__(self, folder: str) -> None:
         self.target = folder
         import tempfile
 
+        self.clean_leftovers(folder)
         self.root = tempfile.mkdtemp(prefix=self.PREFIX, dir=folder)
+        write_file(os.path.join(self.root, self.PID), str(os.getpid()))
         self.staged: list[str] = []
+
+    @classmethod
+    def clean_leftovers(cls, folder: str) -> list[str]:
+        """Remove the staging folders that killed processes left in
+        `folder`, each after putting back what its commit had replaced;
+        returns their names. One whose process still runs is left alone."""
+        import json
+        import shutil
+
+        removed = []
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            return removed
+        for entry in sorted(entries):
+            root = os.path.join(folder, entry)
+            if not entry.startswith(cls.PREFIX) or os.path.islink(root) or not os.path.isdir(root):
+                continue
+            pid = _read_pid(os.path.join(root, cls.PID))
+            if _alive(pid) or (pid is None and _younger_than(root, 60)):
+                continue  # its process runs (or has just made it, and not yet written its pid)
+            committing = os.path.join(root, cls.COMMITTING)
+            if os.path.exists(committing):
+                try:
+                    with open(committing, encoding="utf-8") as handle:
+                        kept = json.load(handle)
+                except (OSError, ValueError):
+                    kept = {}
+                for name, had in (kept.items() if isinstance(kept, dict) else ()):
+                    if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+                        continue
+                    target = os.path.join(folder, name)
+                    backup = os.path.join(root, "old", name)
+                    try:
+                        if had and os.path.exists(backup):
+                            os.replace(backup, target)
+                        elif not had and os.path.lexists(target):
+                            os.unlink(target)
+                    except OSError:
+                        pass
+                fsync_dir(folder)
+            shutil.rmtree(root, ignore_errors=True)
+            removed.append(entry)
+        return removed
 
     def __enter__(self) -> Staging:
         return self
@@ -169,6 +223,10 @@ class Staging:
             else:
                 kept[name] = None
         fsync_dir(backups)
+        import json
+
+        # what a process killed from here on leaves for the next Staging to put back (clean_leftovers)
+        write_file(os.path.join(self.root, self.COMMITTING), json.dumps({n: b is not None for n, b in kept.items()}))
         done: list[str] = []
         try:
             for name in self.staged:
@@ -187,3 +245,35 @@ class Staging:
             fsync_dir(self.target)
             raise
         fsync_dir(self.target)
+        os.unlink(os.path.join(self.root, self.COMMITTING))  # done: nothing to put back
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            text = handle.read(32).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() and len(text) < 12 else None
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process `pid` runs (this one counts: its own staging is its own)."""
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
+
+
+def _younger_than(path: str, seconds: float) -> bool:
+    import time
+
+    try:
+        return time.time() - os.stat(path).st_mtime < seconds
+    except OSError:
+        return False
