@@ -3,7 +3,9 @@
 `compat db sync` stages its files in a ``.sync-*`` folder of the metadata
 folder and renames them into place together (compat._files.Staging). A
 process killed there removes nothing; the next Staging of the folder puts
-back what a half-done commit replaced and removes the folder."""
+back what a half-done commit replaced and removes the folder. And what a
+sync writes in two files, a release's tags and its wheel records, agrees,
+or `db lint` says where not."""
 
 from __future__ import annotations
 
@@ -82,3 +84,18 @@ def test_a_sync_killed_by_sigkill_leaves_a_folder_the_next_cleans(tmp_path):
         pass
     assert [p.name for p in tmp_path.iterdir()] == ["alpha.jsonl"]
     assert (tmp_path / "alpha.jsonl").read_text() == "old\n"
+
+
+def test_lint_flags_wheel_records_that_do_not_match_their_release(tmp_path):
+    import shutil
+
+    from compat.knowledge.snapshot import snapshot_problems
+
+    root = Path(__file__).resolve().parent.parent / "data" / "metadata"
+    for name in ("six.jsonl", "six.wheels.jsonl"):
+        shutil.copy(root / name, tmp_path / name)
+    assert snapshot_problems(str(tmp_path / "six.jsonl")) == []
+    wheels = tmp_path / "six.wheels.jsonl"
+    wheels.write_text(wheels.read_text().replace("six-1.17.0-py2.py3-none-any.whl", "six-1.17.0-py3-none-any.whl"))
+    [problem] = snapshot_problems(str(tmp_path / "six.jsonl"))
+    assert problem.key == "tags" and "1.17.0" in problem.message and problem.line is not None

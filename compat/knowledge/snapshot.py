@@ -643,18 +643,37 @@ def read_snapshot(path: str) -> Snapshot:
     return snapshot
 
 
+def _check_wheel_tags(releases: list[SnapshotRelease], wheels: dict[str, list[dict[str, Any]]],
+                      entries: dict[Version, int], path: str, problems: list[DatabaseError]) -> None:
+    """The tags a release line records are the tags of the wheels its
+    records name (a check judges the first, a lock writes the second): a
+    release whose records disagree is a problem at its line. A yanked
+    release may have no records (db sync keeps none of its wheels)."""
+    numbers = {str(v): n for v, n in entries.items()}
+    for release in releases:
+        records = wheels.get(release.version)
+        if records is None or release.tags is None or (not records and release.yanked):
+            continue
+        named = {"-".join(str(r.get("file", ""))[: -len(".whl")].split("-")[-3:]) for r in records}
+        if named != set(release.tags):
+            problems.append(database_error(
+                f"the wheel records of {release.version} ({len(records)} in {os.path.basename(wheels_path(path))}) "
+                f"do not match the release's tags ({len(release.tags)}): compat db sync writes both",
+                file=path, line=numbers.get(release.version), key="tags"))
+
+
 def snapshot_problems(path: str) -> list[DatabaseError]:
     """Every problem of a snapshot and its wheel records, each naming its
     line and key: one bad line does not hide the next (``compat db lint``)."""
     problems: list[DatabaseError] = []
     try:
-        _read_snapshot(path, problems)
+        _read_snapshot(path, problems, lint=True)
     except DatabaseError as exc:  # the file itself could not be read
         problems.append(exc)
     return problems
 
 
-def _read_snapshot(path: str, problems: list[DatabaseError]) -> Snapshot | None:
+def _read_snapshot(path: str, problems: list[DatabaseError], *, lint: bool = False) -> Snapshot | None:
     lines = _raw_lines(path)
     header = None
     try:
@@ -687,6 +706,8 @@ def _read_snapshot(path: str, problems: list[DatabaseError]) -> Snapshot | None:
             "remove the header's \"lines\" key or run compat db sync)", file=path, line=1, key="lines"))
     # which releases the wheels may be of is known when every release line read
     wheels = _read_wheels(path, project, problems, set(entries) if lines_read else None)
+    if lint:  # a reader takes the records as they are (a lock names them); lint says where they disagree
+        _check_wheel_tags(releases, wheels, entries, path, problems)
     if header is None:
         return None
     return Snapshot(
