@@ -12,7 +12,11 @@ __all__ = [
     "DatabaseError",
     "ResolutionTooComplex",
     "PackageIndexError",
+    "one_line",
 ]
+
+LINE_LIMIT = 600  # the characters of an error line (docs/reliability.md)
+
 
 
 class CompatError(Exception):
@@ -49,7 +53,7 @@ class CompatError(Exception):
             where += ": "
         if self.key:
             where += f"{self.key}: "
-        return f"{where}{self.message}"
+        return one_line(f"{where}{self.message}", LINE_LIMIT)
 
 
 class StackError(CompatError):
@@ -66,3 +70,16 @@ class ResolutionTooComplex(CompatError):
 
 class PackageIndexError(CompatError):
     """A package index could not be read: unreachable, failing, or malformed."""
+
+
+def one_line(text: str, limit: int = 600) -> str:
+    """`text` as one printable line, for an error: control characters and
+    line separators escaped, cut at `limit` characters (a key or a value
+    quoted from a broken file can hold anything).
+
+    >>> print(one_line("a\\nb" + "x" * 10, limit=6))
+    a\\nbx…
+    """
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -236,3 +236,12 @@ def test_a_failing_stack_with_a_package_the_database_does_not_hold_is_a_verdict_
     code, out, err = run(capsys, command[0], str(stack), *command[1:])
     assert code == expected, err
     assert "Traceback" not in err and "AssertionError" not in err
+
+
+def test_every_error_line_is_cut_to_600_characters():
+    from compat.errors import LINE_LIMIT, StackError
+
+    error = StackError("unknown group 'x'; the file has " + ", ".join(f"g{i}" for i in range(3000)),
+                       file="pyproject.toml", key="dependency-groups")
+    assert len(str(error)) == LINE_LIMIT == 600 and str(error).endswith("…") and "\n" not in str(error)
+    assert str(StackError("a\nb", file="f")) == "f: a\\nb"

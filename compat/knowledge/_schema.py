@@ -12,7 +12,7 @@ from typing import Any
 
 from .._names import did_you_mean
 from .._text import has_joining_escape
-from ..errors import DatabaseError
+from ..errors import DatabaseError, one_line
 
 
 _ID_FIRST = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -87,19 +87,6 @@ def _long_number(data: Mapping[str, Any]) -> str | None:
         elif isinstance(value, list):
             pending.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
     return None
-
-
-def one_line(text: str, limit: int = 600) -> str:
-    """`text` as one printable line, for an error: control characters and
-    line separators escaped, cut at `limit` characters (a key or a value
-    quoted from a broken file can hold anything).
-
-    >>> print(one_line("a\\nb" + "x" * 10, limit=6))
-    a\\nbx…
-    """
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def database_error(message: str, *, file: str | None, key: str | None = None, line: int | None = None,

@@ -645,20 +645,22 @@ def read_snapshot(path: str) -> Snapshot:
 
 def _check_wheel_tags(releases: list[SnapshotRelease], wheels: dict[str, list[dict[str, Any]]],
                       entries: dict[Version, int], path: str, problems: list[DatabaseError]) -> None:
-    """The tags a release line records are the tags of the wheels its
-    records name (a check judges the first, a lock writes the second): a
-    release whose records disagree is a problem at its line. A yanked
-    release may have no records (db sync keeps none of its wheels)."""
+    """Each wheel a release's records name has tags its line records (a
+    check judges the line's tags, a lock writes the records): a record of
+    another wheel is a problem at the release's line. Fewer records than
+    tags is no problem: db sync keeps no record of a yanked release's
+    wheels, nor of one whose URL or digest it refused."""
     numbers = {str(v): n for v, n in entries.items()}
     for release in releases:
         records = wheels.get(release.version)
-        if records is None or release.tags is None or (not records and release.yanked):
+        if not records or release.tags is None:
             continue
         named = {"-".join(str(r.get("file", ""))[: -len(".whl")].split("-")[-3:]) for r in records}
-        if named != set(release.tags):
+        stray = sorted(named - set(release.tags))
+        if stray:
             problems.append(database_error(
-                f"the wheel records of {release.version} ({len(records)} in {os.path.basename(wheels_path(path))}) "
-                f"do not match the release's tags ({len(release.tags)}): compat db sync writes both",
+                f"the wheel records of {release.version} in {os.path.basename(wheels_path(path))} name wheels "
+                f"whose tags the release does not record ({', '.join(stray[:3])}): compat db sync writes both",
                 file=path, line=numbers.get(release.version), key="tags"))
 
 
