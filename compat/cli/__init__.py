@@ -156,7 +156,6 @@ def _db_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 EXIT_INTERNAL = 3
-_REPORT_URL = "https://github.com/compat-dev/compat/issues"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -203,8 +202,11 @@ def main(argv: list[str] | None = None) -> None:
 
             traceback.print_exc()
         summary = f"{type(exc).__name__}: {exc}".splitlines()[0][:300] if str(exc) else type(exc).__name__
-        hint = "" if debug else " (run again with --debug or COMPAT_DEBUG=1 for the traceback)"
-        click.echo(f"compat: internal error ({summary}); please report it at {_REPORT_URL}{hint}", err=True)
+        # No address: compat names none it does not own. What a report needs is said instead.
+        how = "the traceback above" if debug else \
+            "the traceback of the same command run with --debug (or COMPAT_DEBUG=1)"
+        click.echo(f"compat: internal error ({summary}); this is a bug in compat: to report it, send {how} "
+                   "and the input files it read", err=True)
         sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else EXIT_OK)  # --help and --version return their code
 

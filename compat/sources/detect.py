@@ -32,6 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._names import normalize
 from ..errors import CompatError
+from ..knowledge._schema import MAX_DIGITS, has_long_number
 from ..knowledge.catalog import parse_compute_capability
 
 if TYPE_CHECKING:
@@ -48,6 +49,10 @@ NVIDIA_QUERY_OLD = ("--query-gpu=name,driver_version", "--format=csv,noheader")
 ROCM_QUERY = ("--showproductname", "--json")
 _DOTTED = re.compile(r"[0-9]+(\.[0-9]+)*", re.ASCII)
 _NOT_AVAILABLE = ("[n/a]", "n/a", "[not supported]", "")
+MAX_FIELD = 200  # characters of a GPU's name, driver or GFX target: a tool that prints more is not read
+MAX_DEPTH = 50  # how deep rocm-smi's JSON may nest (it nests two deep): deeper is not read, nor a RecursionError
+_BRACKET = re.compile(r'[\[\]{}"]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # the rest of a JSON string, after its opening quote
 # Imports torch, which may fail in any way (a missing libcuda, a broken
 # wheel): the failure is reported, not raised.
 _PROBE_TORCH = """
@@ -152,6 +157,11 @@ def parse_nvidia_smi(text: str, with_compute_capability: bool = True) -> list[Gp
             raise ValueError(f"line {number} is not 'name, {'compute capability, ' * with_compute_capability}driver': "
                              f"{_clean(line, 80)!r}")
         name, driver = parts[0], parts[-1]
+        if not any(c.isalnum() for c in name):  # `,,,,`: empty fields are no GPU, and not an NVIDIA one
+            raise ValueError(f"line {number} names no GPU: {_clean(line, 80)!r}")
+        for part in parts:
+            if _too_long(part):
+                raise ValueError(f"line {number}: {_too_long(part)}: {_clean(part, 40)!r}")
         capability = None
         if with_compute_capability and parts[1].lower() not in _NOT_AVAILABLE:
             try:
@@ -180,9 +190,11 @@ def parse_rocm_smi(text: str) -> list[GpuReading]:
     if start < 0:
         first = text.strip().splitlines()[0] if text.strip() else "nothing"
         raise ValueError(f"no GPU list in its output (it printed {_clean(first, 120)!r})")
+    if _depth_exceeds(text, start, MAX_DEPTH):
+        raise ValueError(f"its JSON nests more than {MAX_DEPTH} deep (rocm-smi's nests two)")
     try:
         data, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting the check above did not see (in a string's escape)
         raise ValueError("its output is not the JSON it prints with --json") from None
     if not isinstance(data, dict):
         raise ValueError("its output is not a JSON object")
@@ -193,11 +205,52 @@ def parse_rocm_smi(text: str) -> list[GpuReading]:
         name = next((str(fields[k]) for k in ("card series", "card model")
                      if isinstance(fields.get(k), str) and fields[k].strip()
                      and not fields[k].lower().startswith("0x") and fields[k].lower() not in _NOT_AVAILABLE), None)
-        if name is None or not name.isprintable():
+        if name is None or not name.isprintable() or not any(c.isalnum() for c in name):
             raise ValueError(f"{card} has no product name")
         gfx = fields.get("gfx version")
+        for value in (name, gfx if isinstance(gfx, str) else ""):
+            if _too_long(value):
+                raise ValueError(f"{card}: {_too_long(value)}: {_clean(value, 40)!r}")
         gpus.append(GpuReading("amd", name.strip(), gfx_target=gfx if isinstance(gfx, str) and gfx else None))
     return gpus
+
+
+def _too_long(field: str) -> str | None:
+    """Why a field of a tool's output is too long to read (a driver version
+    of 5,000 digits cannot be compared), or None."""
+    if has_long_number(field):
+        return f"a number of more than {MAX_DIGITS} digits"
+    if len(field) > MAX_FIELD:
+        return f"a field of more than {MAX_FIELD} characters"
+    return None
+
+
+def _depth_exceeds(text: str, start: int, limit: int) -> bool:
+    """Whether the JSON at `start` opens more than `limit` arrays or objects
+    at once (brackets inside strings are not counted): json's decoder
+    recurses once a level, and a deep enough one is a RecursionError.
+    Only brackets and strings are visited (regular expressions, in C), not
+    each character."""
+    depth, at, size = 0, start, len(text)
+    while at < size:
+        found = _BRACKET.search(text, at)
+        if found is None:
+            return False
+        c, at = found.group(), found.end()
+        if c == '"':  # skip the string, escapes and all
+            end = _STRING_REST.match(text, at)
+            if end is None:
+                return False  # an unterminated string: the decoder refuses it
+            at = end.end()
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+            if depth <= 0:
+                return False  # the value ended
+    return False
 
 
 def _query_nvidia(path: str, timeout: float) -> tuple[Tool, Callable[[str], list[GpuReading]]]:

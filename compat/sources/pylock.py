@@ -19,7 +19,9 @@ read back.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import contextlib
+import logging
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -51,11 +53,27 @@ class LockFile:
     """A validated lock, and where each of its packages starts in the file."""
 
     def __init__(self, path: str) -> None:
-        pylock = _packaging_pylock()
         self.path = "<stdin>" if path == "-" else path
+        # what packaging's reader logged (a lock-version newer than 1.0): said once, in the one line of an error
+        self.said: list[str] = []
+        try:
+            self._read(path)
+        except StackError as exc:
+            raise self._with_said(exc) from None
+
+    def _with_said(self, exc: StackError) -> StackError:
+        """`exc`, with what packaging's reader said folded into its one line."""
+        if not self.said:
+            return exc
+        return StackError(f"{exc.message} (packaging's lock reader also said: {'; '.join(self.said)})",
+                          file=exc.file, key=exc.key, line=exc.line, column=exc.column)
+
+    def _read(self, path: str) -> None:
+        pylock = _packaging_pylock()
         data, self.text = _toml.load(path, error=StackError)
         try:
-            self.lock = pylock.Pylock.from_dict(data)
+            with _captured(pylock.__name__, self.said):
+                self.lock = pylock.Pylock.from_dict(data)
         except pylock.PylockUnsupportedVersionError as exc:
             raise StackError(str(exc), file=self.path, key="lock-version",
                              line=_toml.locate(self.text, (), "lock-version")) from None
@@ -134,10 +152,11 @@ class LockFile:
             selected = list(self.lock.select(environment=dict(environment), tags=self._tags(), extras=extras,
                                              dependency_groups=groups))
         except pylock.PylockSelectError as exc:
-            raise StackError(f"selects nothing for this stack: {exc}", file=self.path) from None
+            raise self._with_said(StackError(f"selects nothing for this stack: {exc}", file=self.path)) from None
         except MARKER_ERRORS as exc:  # a marker this machine's values cannot meet
-            raise StackError(one_line(f"a marker cannot be evaluated on this machine ({type(exc).__name__}: {exc})",
-                                      300), file=self.path) from None
+            raise self._with_said(StackError(one_line(
+                f"a marker cannot be evaluated on this machine ({type(exc).__name__}: {exc})", 300),
+                file=self.path)) from None
         entries: list[Entry] = []
         for package, source in selected:
             place = Place(self.path, self.lines[index_of[id(package)]])
@@ -164,6 +183,39 @@ class LockFile:
                 except (InvalidWheelFilename, TypeError):
                     continue
         return sorted(tags, key=str)
+
+
+class _Said(logging.Handler):
+    """Keeps what a logger says, one line each, instead of printing it."""
+
+    def __init__(self, said: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.said = said
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a message that cannot be formatted is still something said
+            text = str(record.msg)
+        self.said.append(one_line(text, 200))
+
+
+@contextlib.contextmanager
+def _captured(name: str, said: list[str]) -> Iterator[None]:
+    """What the logger `name` says while reading goes into `said`, not to
+    standard error: packaging reads a lock-version 1.1 (PEP 751: a newer
+    minor version is read, with a warning) and logs "pylock minor version
+    1.1 is not supported", which, with no logging set up, Python prints as
+    a line of its own beside compat's output."""
+    logger = logging.getLogger(name)
+    handler, propagate = _Said(said), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def _wheel_name(wheel: Any) -> str | None:
