@@ -16,13 +16,13 @@ import bisect
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._record import Record
 from .. import _toml
 from .._names import did_you_mean, normalize
-from ..errors import StackError
+from ..errors import StackError, one_line
 from .requirements import Entry, direct_reference, quote, read_requirement, with_marker
 from .stack import Place
 
@@ -180,7 +180,7 @@ class _Project:
             raise self.error("the optional dependencies are dynamic (computed by the build backend): compat reads "
                              "static metadata only", "project", "dynamic")
         if key not in self.extras:
-            known = ", ".join(sorted(self.extras.values())) or "none"
+            known = _listed(self.extras.values())
             raise self.error(f"no extra {quote(name)}{did_you_mean(key, self.extras)} (the extras: {known})",
                              "project.optional-dependencies")
         return self.extras[key]
@@ -189,7 +189,7 @@ class _Project:
         """A dependency group's requirements, and the groups it includes, in order."""
         key = normalize(name)
         if key not in self.groups:
-            known = ", ".join(sorted(self.groups.values())) or "none"
+            known = _listed(self.groups.values())
             raise StackError(f"no dependency group {quote(name)}{did_you_mean(key, self.groups)} (the groups: "
                              f"{known})", file=self.path, key="[dependency-groups]",
                              line=_toml.locate(self.text, ("dependency-groups",)))
@@ -269,6 +269,21 @@ class _Project:
                 cursor = at + length
             lines.append(bisect.bisect_right(self._starts, at) if found else start)
         return lines
+
+
+def _listed(names: Iterable[str], shown: int = 10) -> str:
+    """The names an error lists: the first few, sorted, each quoted and cut
+    (a file may define thousands, or one of thousands of characters), and
+    how many more.
+
+    >>> _listed(["b", "a"]), _listed([]), _listed(map(str, range(12)), 2)
+    ('a, b', 'none', '0, 1, … and 10 more')
+    """
+    names = sorted(names)
+    if not names:
+        return "none"
+    more = f", … and {len(names) - shown:,} more" if len(names) > shown else ""
+    return ", ".join(one_line(n, 40) for n in names[:shown]) + more
 
 
 def _all(markers: tuple[str, ...]) -> str:

@@ -122,8 +122,11 @@ def read_requirements(path: str, *, constraint: bool = False) -> Requirements:
 def _read_file(path: str, constraint: bool, chain: tuple[tuple[str, str], ...], found: Requirements,
                named_at: Place | None) -> None:
     """Read one file; `chain` holds the files that include it, as (real path, shown path)."""
-    real = path if path == "-" else os.path.realpath(path)
     shown = "<stdin>" if path == "-" else path
+    if "\x00" in path:  # no file system path holds one (os.path raises ValueError)
+        where = named_at or Place(shown)
+        raise StackError(f"{quote(path)}: a file name with a NUL character", file=where.file, line=where.line)
+    real = path if path == "-" else os.path.realpath(path)
     if any(real == r for r, _ in chain):
         assert named_at is not None
         cycle = " -> ".join([s for _, s in chain] + [shown])
@@ -403,7 +406,11 @@ def _location(written: str, place: Place, named: Requirement | None, within: tup
     if match and "://" not in target:
         target = match.group(1)
         extras |= {e.strip() for e in match.group(2)[1:-1].split(",") if e.strip()}
-    url = urlsplit(target)
+    try:
+        url = urlsplit(target)
+    except ValueError as exc:  # a malformed host ("Invalid IPv6 URL")
+        raise StackError(f"{quote(written)}: not a URL compat can read ({exc})", file=place.file,
+                         line=place.line) from None
     if url.scheme in ("http", "https"):
         filename = unquote(url.path.rsplit("/", 1)[-1])
         return [_archive(filename, extras, marker, place, named, written)]
@@ -440,12 +447,16 @@ def _marker(text: str, place: Place) -> Marker:
 def _archive(filename: str, extras: set[str], marker: Marker | None, place: Place, named: Requirement | None,
              written: str) -> Entry:
     """A wheel or sdist: the version its file name gives, pinned."""
+    if has_long_number(filename):  # a version Python cannot convert (its int() limit), or compare
+        raise StackError(f"{quote(written)}: the file name {quote(filename)} holds a number of more than "
+                         f"{MAX_DIGITS} digits, no version compat can read; pin the version instead (name==1.2.3)",
+                         file=place.file, line=place.line)
     try:
         if filename.lower().endswith(".whl"):
             name, version, _, _ = parse_wheel_filename(filename)
         else:
             name, version = parse_sdist_filename(filename)
-    except (InvalidWheelFilename, InvalidSdistFilename):
+    except (InvalidWheelFilename, InvalidSdistFilename, ValueError):
         raise StackError(
             f"{quote(written)}: compat cannot tell the version of what it installs (the file name "
             f"{quote(filename)} is not a wheel's or an sdist's); pin the version instead (name==1.2.3)",
@@ -454,7 +465,12 @@ def _archive(filename: str, extras: set[str], marker: Marker | None, place: Plac
         ) from None
     if named is not None and canonicalize_name(named.name) != name:
         raise StackError(f"{quote(written)} is a file of {name}, not of {named.name}", file=place.file, line=place.line)
-    pinned = _pinned(named.name if named else str(name), str(version), extras, marker)
+    try:
+        pinned = _pinned(named.name if named else str(name), str(version), extras, marker)
+    except InvalidRequirement as exc:  # a file name packaging parses but no requirement names ("ág3-3.0-...")
+        raise StackError(f"{quote(written)}: the file name {quote(filename)} gives no requirement compat can read "
+                         f"({str(exc).splitlines()[0]}); pin the version instead (name==1.2.3)",
+                         file=place.file, line=place.line) from None
     problem = unusable(pinned)
     if problem:
         raise StackError(problem, file=place.file, line=place.line)
