@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 # modules) are imported by the writers that use them: a check only reads.
 if TYPE_CHECKING:
     from types import TracebackType
+    from typing import BinaryIO
 
 
 def _umask() -> int:
@@ -40,11 +41,81 @@ def write_file(path: str, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-def read_text(path: str) -> str | None:
-    """The text of `path`, or None when it cannot be read as UTF-8 text."""
+# What a database file (a snapshot, its wheel records, a curated or catalog
+# file of a layer) may weigh. The largest bundled snapshot is under 2 MiB,
+# the largest TOML file under 200 KiB; a file past its bound is refused
+# before it is read (a symbolic link to /dev/zero would be read until memory
+# ran out).
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+MAX_TEXT_BYTES = 16 * 1024 * 1024
+
+
+class NotAFile(OSError):
+    """A path that is not a regular file (a device, pipe, socket or folder),
+    or one larger than its bound: refused before it is read. Its `strerror`
+    says which, for the callers' "cannot be read: ..." messages."""
+
+
+def _limit_text(max_bytes: int) -> str:
+    return f"larger than {max_bytes // (1024 * 1024)} MiB, the limit for this file" if max_bytes >= 1024 * 1024 \
+        else f"larger than {max_bytes} bytes, the limit for this file"
+
+
+def open_regular(path: str, max_bytes: int = MAX_SNAPSHOT_BYTES) -> BinaryIO:
+    """`path` opened for reading bytes, once it is known to be a regular file
+    (after following symbolic links) of at most `max_bytes`: a device
+    (/dev/zero), a pipe (opened without blocking, so that a FIFO with no
+    writer cannot hang the caller), a socket or a folder raises `NotAFile`,
+    as does a larger file. Other failures raise OSError as open() does.
+    The caller still reads no more than `max_bytes` + 1 (a file may grow)."""
+    import errno
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
+            raise NotAFile(errno.EINVAL, f"not a regular file ({kind})")
+        if info.st_size > max_bytes:
+            raise NotAFile(errno.EFBIG, _limit_text(max_bytes))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    return handle
+
+
+def is_regular(path: str) -> bool:
+    """Whether `path` is (or links to) a regular file; never opens it."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_bytes(path: str, max_bytes: int = MAX_SNAPSHOT_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (`open_regular`);
+    raises OSError (`NotAFile` for a device, pipe, folder or larger file)."""
+    import errno
+
+    with open_regular(path, max_bytes) as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotAFile(errno.EFBIG, _limit_text(max_bytes))
+    return data
+
+
+def read_text(path: str, max_bytes: int = MAX_SNAPSHOT_BYTES) -> str | None:
+    """The text of `path`, or None when it cannot be read as UTF-8 text (or
+    is not a regular file, or is larger than `max_bytes`). Universal
+    newlines are not applied: the text is as the file holds it."""
+    try:
+        return read_bytes(path, max_bytes).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -288,11 +288,21 @@ class LayeredDatabase(Database):
             else:
                 if os.path.exists(bundled):
                     candidates.insert(0, bundled)
-                ranked = [(snapshot_taken(path) or _dt.date.min, number, path)
-                          for number, path in enumerate(candidates)]
+                # A snapshot that is not a regular file (a link to /dev/zero, a
+                # FIFO) is chosen, so that its reader refuses it, naming it,
+                # rather than a check going on without it.
+                ranked = [(_dt.date.max if not _files.is_regular(path) else snapshot_taken(path) or _dt.date.min,
+                           number, path) for number, path in enumerate(candidates)]
                 chosen = max(ranked)[2]
             self._chosen[name] = chosen
         return chosen
+
+    def may_list(self, name: str, version: str) -> bool:
+        # A snapshot that is not a regular file is never opened here (a FIFO
+        # would block): False, so the component is read, and its reader refuses it.
+        if self._components.get(name) is None and not _files.is_regular(self.snapshot_path(name)):
+            return False
+        return super().may_list(name, version)
 
     # -- components ------------------------------------------------------------
 
@@ -347,7 +357,7 @@ class LayeredDatabase(Database):
                 if not file.endswith(".toml") or file.startswith("_"):
                     continue
                 path = os.path.join(self.constraints_dir, file)
-                text = _files.read_text(path) or ""  # (one that cannot be read is the reader's error)
+                text = _files.read_text(path, _files.MAX_TEXT_BYTES) or ""  # (one that cannot be read is the reader's error)
                 for header in ("rule", "build"):
                     for _, block in _toml.blocks(text, header):
                         match = re.search(_ID, block, re.MULTILINE)
@@ -507,7 +517,7 @@ def catalog_files(db: Database, file: str, names: Iterable[str]) -> dict[str, st
     local = db.local_file(file) if isinstance(db, LayeredDatabase) else None
     if local is None:
         return {name: bundled for name in names}
-    defined = set(re.findall(_NAME_LINE, _files.read_text(local) or "", re.MULTILINE))
+    defined = set(re.findall(_NAME_LINE, _files.read_text(local, _files.MAX_TEXT_BYTES) or "", re.MULTILINE))
     return {name: local if name in defined else bundled for name in names}
 
 
@@ -590,7 +600,7 @@ def snapshot_taken(path: str) -> _dt.date | None:
     """The date a snapshot was taken (its header's ``taken``), read from its
     first bytes; None when it cannot be read (the reader says why)."""
     try:
-        with open(path, "rb") as handle:
+        with _files.open_regular(path) as handle:
             head = handle.read(4096)
     except OSError:
         return None

@@ -39,7 +39,7 @@ from packaging.version import Version
 
 from .._record import Record
 from .._text import dotted_identifiers, dotted_words
-from .._files import write_atomic
+from .._files import MAX_SNAPSHOT_BYTES, open_regular, read_bytes, write_atomic
 from .._names import is_name, normalize
 from ..errors import DatabaseError
 from ._schema import MAX_DIGITS, database_error, decode_text, has_long_number, is_string_list, one_line
@@ -239,8 +239,8 @@ def read_header(path: str) -> dict[str, Any]:
 def _read_first_line(path: str, *, full: bool = True) -> tuple[dict[str, Any], int]:
     """The header and the byte offset where the release lines start."""
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline()
+        with open_regular(path) as handle:
+            first = handle.readline(MAX_SNAPSHOT_BYTES + 1)
     except OSError as exc:
         raise database_error(f"cannot be read: {exc.strerror}", file=path) from None
     if not first.strip():
@@ -253,8 +253,7 @@ def _raw_lines(path: str) -> list[bytes]:
     counted in bytes, and only "\\n" ends a line (a JSON string may hold a
     U+2028 that `str.splitlines` would split at)."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_bytes(path)
     except OSError as exc:
         raise database_error(f"cannot be read: {exc.strerror}", file=path) from None
     lines = raw.split(b"\n")
@@ -973,9 +972,11 @@ def _read_line(path: str, offset: Any, length: Any, version: str, yanked: bool, 
         raise database_error("expected a list of [version, offset, length, yanked] entries", file=path, line=1,
                             key="lines")
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             handle.seek(offset)
-            data = handle.read(length + 1)  # and the byte after it: the line must end there
+            # and the byte after it: the line must end there (a length past
+            # the file's bound is read as far as the bound: it then does not end)
+            data = handle.read(min(length, MAX_SNAPSHOT_BYTES) + 1)
     except (OSError, ValueError, OverflowError) as exc:
         raise database_error(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
     ends = len(data) <= length or data[-1:] == b"\n"

@@ -63,6 +63,14 @@ TIMEOUT = 120  # seconds the interpreter may take to list its distributions
 # last line is shown): a program that prints without end is stopped.
 MAX_LISTING = 64 * 1024 * 1024
 MAX_STDERR = 64 * 1024
+# A metadata file the script reads (METADATA, PKG-INFO, WHEEL, requires.txt):
+# larger, or not a regular file (a FIFO would block the interpreter until its
+# timeout, /dev/zero fill its memory), is refused, naming it (exit 2).
+MAX_METADATA = 16 * 1024 * 1024
+# The (interpreter, abi, platform) tags a distribution's WHEEL file may
+# expand to, its compressed tag sets multiplied out: "a.b-c.d-e.f" is 8. A
+# real wheel has a few dozen; 500 x 500 x 500 would take gigabytes.
+MAX_WHEEL_TAGS = 10_000
 # pip's test for a distribution name (a leftover such as "~orch" fails it)
 _NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 # the extras a marker names (``extra == "gpu"``, as metadata writes them)
@@ -83,7 +91,8 @@ def glibc_version():
 # Run as `python -c SCRIPT`: prints one JSON object. Kept to what CPython 3.8 has.
 _SCRIPT = r'''
 import json, os, platform, sys
-''' + _GLIBC + r'''
+MAX_METADATA = %d
+''' % MAX_METADATA + _GLIBC + r'''
 from importlib import metadata
 
 if sys.path and sys.path[0] in ("", os.getcwd()):
@@ -112,17 +121,54 @@ def headers(text):
         fields.setdefault(last, []).append(value.strip())
     return fields
 
+class Refused(Exception):
+    """A metadata file that is not read: not a regular file, or too large."""
+
+def read_file(dist, name):
+    """A metadata file's text, or None; only a regular file of at most
+    MAX_METADATA bytes is read (a FIFO is opened without blocking)."""
+    folder = getattr(dist, "_path", None)
+    if folder is None:
+        return dist.read_text(name)
+    import stat
+    path = os.path.join(str(folder), name)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise Refused(path, "not a regular file (a folder)")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(path, "not a regular file (a device, pipe or socket)")
+        if info.st_size > MAX_METADATA:
+            raise Refused(path, "larger than %d MiB, the limit for a metadata file" % (MAX_METADATA // 1048576))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
+            data = handle.read(MAX_METADATA + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_METADATA:
+        raise Refused(path, "larger than %d MiB, the limit for a metadata file" % (MAX_METADATA // 1048576))
+    return data.decode("utf-8")
+
 def read(dist, location):
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    text = read_file(dist, "METADATA") or read_file(dist, "PKG-INFO")
     if text is None:
         return None
     fields = headers(text)
-    if "name" not in fields or "version" not in fields:
-        return None
+    missing = [f for f in ("Name", "Version") if f.lower() not in fields]
+    if missing:
+        return {"error": "its metadata has no %s" % " and no ".join(missing),
+                "metadata": str(getattr(dist, "_path", location))}
     requires = fields.get("requires-dist")
-    if requires is None and dist.read_text("requires.txt") is not None:
+    if requires is None and read_file(dist, "requires.txt") is not None:
         requires = dist.requires or []  # an .egg-info: importlib turns requires.txt into Requires-Dist
-    wheel = dist.read_text("WHEEL")
+    wheel = read_file(dist, "WHEEL")
     tags = [h for h in headers(wheel).get("tag", [])] if wheel else []
     path = getattr(dist, "_path", None)
     return {
@@ -143,6 +189,8 @@ for location in sys.path:
     for dist in dists:
         try:
             entry = read(dist, location)
+        except Refused as exc:
+            entry = {"refused": exc.args[1], "file": exc.args[0]}
         except Exception as exc:
             entry = {"error": "%s: %s" % (type(exc).__name__, exc), "metadata": str(getattr(dist, "_path", location))}
         if entry is not None:
@@ -485,12 +533,18 @@ def last_line(err: bytes) -> str:
 def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
     distributions = []
     for entry in data["distributions"]:
+        if "refused" in entry:
+            raise StackError(one_line(str(entry["refused"]), 200), file=one_line(str(entry["file"]), 300))
         if "error" in entry:
             name = os.path.basename(entry["metadata"]).split("-", 1)[0]
             distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
             continue
         if not _text_or_none(entry["requires_python"]) or not is_string_list(entry["tags"]):
             raise TypeError(f"{entry['name']!r}: requires_python must be text or null, tags a list of text")
+        if wheel_tag_count(entry["tags"]) > MAX_WHEEL_TAGS:
+            raise StackError(f"its tags expand to more than {MAX_WHEEL_TAGS:,} (interpreter, abi, platform) tags, "
+                             "the limit for a WHEEL file",
+                             file=one_line(os.path.join(str(entry["metadata"]), "WHEEL"), 300))
         version = str(entry["version"])
         too_long = f"its Version has {len(version):,} characters" if len(version) > MAX_VERSION else None
         distributions.append(Distribution(
@@ -507,6 +561,21 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
     if not _text_or_none(data["glibc"]):
         raise TypeError("glibc must be text or null")
     return Environment(interpreter, str(data["executable"]), markers, data["glibc"], tuple(distributions))
+
+
+def wheel_tag_count(tags: list[str]) -> int:
+    """How many (interpreter, abi, platform) tags a WHEEL file's Tag lines
+    expand to, counted without expanding them.
+
+    >>> wheel_tag_count(["py2.py3-none-any", "cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64"])
+    4
+    """
+    total = 0
+    for tag in tags:
+        parts = tag.strip().split("-")
+        if len(parts) == 3:
+            total += (parts[0].count(".") + 1) * (parts[1].count(".") + 1) * (parts[2].count(".") + 1)
+    return total
 
 
 def _text_or_none(value: Any) -> bool:
