@@ -62,7 +62,7 @@ applies must be zero.
 
 The default run checks a bounded sample; the full run is marked slow:
 
-    python -m pytest -rA tests/test_uv_index.py           # the first 40 stacks, and the summary
+    python -m pytest -rA tests/test_uv_index.py           # the first 20 stacks, and the summary
     python -m pytest -rA -m slow tests/test_uv_index.py   # 400 stacks
 
 COMPAT_UV_STACKS=N sets the size of the default sample while working.
@@ -111,7 +111,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SEED = 20261203
-DEFAULT_STACKS = int(os.environ.get("COMPAT_UV_STACKS", "40"))  # about 30 s on two cores
+DEFAULT_STACKS = int(os.environ.get("COMPAT_UV_STACKS", "20"))  # about 7 s on two cores
 FULL_STACKS = 400
 PYTHON = "3.12"
 PLATFORM = "linux-x86_64"
