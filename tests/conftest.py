@@ -24,6 +24,8 @@ EXAMPLES = ROOT / "examples"
 os.environ["SOURCE_DATE_EPOCH"] = "1796256000"  # 2026-12-03
 os.environ["COMPAT_DATA"] = tempfile.mkdtemp(prefix="compat-test-data-")  # empty: no user layer
 atexit.register(shutil.rmtree, os.environ["COMPAT_DATA"], True)
+os.environ["COMPAT_CACHE"] = tempfile.mkdtemp(prefix="compat-test-cache-")  # a sync's journal
+atexit.register(shutil.rmtree, os.environ["COMPAT_CACHE"], True)
 for _name in ("COMPAT_DB", "COMPAT_DB_OVERLAY"):
     os.environ.pop(_name, None)
 

@@ -69,7 +69,7 @@ def run_sync(db: Path, url: str, *extra: str, env: dict[str, str] | None = None)
 
     from compat.cli import cli
 
-    return CliRunner().invoke(cli, ["db", "sync", "--db", str(db), "--index-url", url, "--retries", "0", *extra],
+    return CliRunner().invoke(cli, ["db", "sync", "--quiet", "--db", str(db), "--index-url", url, "--retries", "0", *extra],
                               env=env)
 
 

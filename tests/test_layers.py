@@ -54,7 +54,7 @@ def synced(index, tmp_path_factory) -> Path:
     (root / "gpus.toml").write_text(
         '[[gpu]]\nname = "H100"\nvendor = "nvidia"\narchitecture = "hopper"\nsegment = "datacenter"\n'
         'compute_capability = "9.0"\nsource = "vendor-table"\n')
-    result = CliRunner().invoke(cli, ["db", "sync", "--db", str(root), "--index-url", index.url, "--retries", "0"])
+    result = CliRunner().invoke(cli, ["db", "sync", "--quiet", "--db", str(root), "--index-url", index.url, "--retries", "0"])
     assert result.exit_code == 0, result.output
     return root
 
@@ -109,7 +109,7 @@ def test_sync_writes_the_user_data_folder_and_leaves_a_read_only_bundled_databas
     for path in modes:
         path.chmod(0o555 if path.is_dir() else 0o444)
     try:
-        result = CliRunner().invoke(cli, ["db", "sync", "--index-url", index.url, "--retries", "0"])
+        result = CliRunner().invoke(cli, ["db", "sync", "--quiet", "--index-url", index.url, "--retries", "0"])
     finally:
         for path, mode in modes.items():
             path.chmod(mode)

@@ -156,16 +156,21 @@ def _show_gpus(fmt: str, db_path: str | None) -> None:
 @click.option("--timeout", type=Seconds(), default=30.0, show_default=True,
               help="Seconds one request may take in all (connecting, waiting and reading).")
 @click.option("--deadline", type=Seconds(), default=3600.0, show_default=True,
-              help="Seconds the whole run may take (each package's requests get at most 600 s of it).")
+              help="Seconds of wall-clock time the whole run may take.")
+@click.option("--package-deadline", type=Seconds(), default=600.0, show_default=True,
+              help="Seconds of wall-clock time one package may have requests in flight (concurrent requests "
+                   "count once).")
 @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request, with backoff.")
-@click.option("--workers", type=click.IntRange(min=1), default=8, show_default=True, help="Requests in flight at once.")
+@click.option("--workers", type=click.IntRange(min=1), default=16, show_default=True, help="Requests in flight at once.")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="HOST",
               help="A host besides the index's that may serve files (repeatable; adds to sync.toml's allow_hosts).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress: neither the bar on a terminal nor the lines elsewhere.")
 @click.option("--allow-removal", is_flag=True,
               help="Let a snapshot lose releases it holds: those the index no longer lists, and those the plan "
                    "would now leave out (older than --since, no longer required).")
 def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], since, timeout: float,  # type: ignore[no-untyped-def]
-         deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...], allow_removal: bool) -> None:
+         deadline: float, package_deadline: float, retries: int, workers: int, allow_hosts: tuple[str, ...],
+         quiet: bool, allow_removal: bool) -> None:
     """Refresh the metadata snapshots from a package index: into the user
     data folder (compat db path shows it), or with --db into that database.
 
@@ -174,6 +179,11 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
     release the index no longer lists keeps its old snapshot, and the run
     exits 4 after writing the others. docs/reliability.md says what is
     refused and why.
+
+    Only what changed is read again: the metadata of a file an older
+    snapshot read is kept, and a sync cut short is resumed by the next.
+    Progress goes to standard error: a bar on a terminal, else a line every
+    few seconds (--quiet: none).
     """
     import os
 
@@ -197,11 +207,17 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         if since is not None:
             plan.since = since.date()
         client = IndexClient(index_url_from_environment(index_url), timeout=timeout, retries=retries,
-                             allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline)
-        progress = _progress if _isatty(sys.stderr) else None
+                             allow_hosts=plan.allow_hosts + allow_hosts, deadline=deadline,
+                             package_deadline=package_deadline)
+        progress = None if quiet else _Progress(sys.stderr, _isatty(sys.stderr))
         target = database.metadata_dir if db_path else sync_folder()  # no --db: the user data folder (layers.py)
-        result = run_sync(plan, target, client, workers=workers, progress=progress, allow_removal=allow_removal,
-                          previous=database.snapshot_path)
+        try:
+            result = run_sync(plan, target, client, workers=workers, progress=progress, allow_removal=allow_removal,
+                              previous=database.snapshot_path,
+                              expected=() if names else database.names())  # a whole sync: its old closure
+        finally:
+            if progress is not None:
+                progress.close()
     except CompatError as exc:
         _fail(exc)
     except OSError as exc:  # writing the database (a full disk): the staged write changed nothing
@@ -214,6 +230,9 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         f"{result.releases} releases ({how}), {result.requests} requests from {client.display(client.index_url)}; "
         f"{len(result.written)} snapshot(s) written, {len(result.unchanged)} unchanged"
     )
+    if result.reused:
+        _echo(f"{result.reused} release(s) kept the metadata already read for the same file (not requested again)")
+    _echo(_changed_summary(result.changes))
     if not db_path:
         _echo(f"snapshots in {target}, read over the bundled database (compat db path shows the layers)")
     if result.unknown:
@@ -225,6 +244,10 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         _echo(f"{result.invalid} Requires-Dist line(s) that do not parse, skipped")
     if result.missing:
         _echo(f"required but not on the index: {', '.join(result.missing)}")
+    if result.unmet:
+        shown = "; ".join(result.unmet[:5]) + (f"; and {len(result.unmet) - 5} more" if len(result.unmet) > 5 else "")
+        _echo(f"{len(result.unmet)} requirement(s) that no release on the index meets (its page read again, "
+              f"past any cache): {shown}")
     for line in result.ignored:
         _echo(f"ignored: {line}")
     for line in result.refused_releases:
@@ -233,6 +256,130 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
         click.echo(f"compat: refused: {line}", err=True)
     if result.refused:
         sys.exit(EXIT_INCOMPLETE)
+
+
+@db.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="json: each layer with its folder, counts, dates, indexes and the last sync's record.")
+@_db_option
+def status(fmt: str, db_path: str | None) -> None:
+    """How old the database is and where it came from: for each layer
+    (bundled, user data, overlay), when its snapshots were taken, from which
+    index, how many packages and releases, and what its last sync changed."""
+    from ..knowledge.database import Database
+    from ..knowledge.layers import describe_layers
+
+    try:
+        data = _status(describe_layers(Database.load(db_path)))
+    except CompatError as exc:
+        _fail(exc)
+    _emit(data, fmt, _render_status)
+
+
+def _status(layers: dict[str, Any]) -> dict[str, Any]:
+    """`describe_layers`, each layer with the counts, dates and indexes of
+    its snapshots' headers and its last sync's record (sync.LAST_SYNC)."""
+    import datetime as dt
+    import os
+
+    from ..errors import DatabaseError
+    from ..knowledge.snapshot import header_and_count
+    from ..knowledge.sync import read_last_sync
+
+    today = dt.date.fromisoformat(layers["today"])
+    out = []
+    for layer in layers["layers"]:
+        row = {k: layer[k] for k in ("layer", "folder", "read", "note")}
+        folder = os.path.join(layer["folder"], "metadata") if layer["folder"] else None
+        releases, indexes, unreadable = 0, set(), []
+        for snapshot in layer["snapshots"]:
+            try:
+                header, count = header_and_count(os.path.join(folder or "", f"{snapshot['name']}.jsonl"))
+            except DatabaseError:
+                unreadable.append(snapshot["name"])
+                continue
+            releases += count
+            if isinstance(header.get("index"), str):
+                indexes.add(header["index"])
+        dates = sorted(s["taken"] for s in layer["snapshots"] if s["taken"])
+        row.update({
+            "packages": len(layer["snapshots"]),
+            "in_use": sum(1 for s in layer["snapshots"] if s["in_use"]),
+            "releases": releases,
+            "oldest": dates[0] if dates else None,
+            "newest": dates[-1] if dates else None,
+            "age_days": (today - dt.date.fromisoformat(dates[-1])).days if dates else None,
+            "indexes": sorted(indexes),
+            "unreadable": unreadable,
+            "last_sync": read_last_sync(folder) if folder and layer["read"] else None,
+        })
+        out.append(row)
+    return {"today": layers["today"], "stale_after_days": layers["stale_after_days"], "layers": out}
+
+
+def _render_status(data: dict[str, Any]) -> str:
+    from ..knowledge.index import mask_url
+
+    lines = []
+    for layer in data["layers"]:
+        lines.append(f"{layer['layer']:<8} {layer['folder'] or '-'}")
+        if not layer["read"] or not layer["packages"]:
+            lines.append(f"         {layer['note'] or 'no snapshots'}")
+            continue
+        age = layer["age_days"]
+        when = layer["newest"] if layer["oldest"] == layer["newest"] else f"{layer['oldest']} to {layer['newest']}"
+        ago = "today" if age == 0 else f"{age} day{'s' * (age != 1)} ago"
+        source = ", ".join(mask_url(i) for i in layer["indexes"]) or "an unknown index"
+        lines.append(f"         {layer['packages']} packages ({layer['in_use']} in use), {layer['releases']} releases; "
+                     f"taken {when} ({ago}) from {source}")
+        if layer["unreadable"]:
+            lines.append(f"         unreadable: {', '.join(layer['unreadable'][:5])} (compat db lint says why)")
+        last = layer["last_sync"]
+        if last:
+            changes = last.get("changes") if isinstance(last.get("changes"), dict) else {}
+            lines.append(f"         last sync {last.get('taken')}: {last.get('releases')} releases, "
+                         f"{last.get('reused')} of them not read again, {last.get('requests')} requests; "
+                         f"{_changed_summary(changes)}")
+    return "\n".join(lines) + "\n"
+
+
+@db.command()
+@click.argument("old", type=click.Path(file_okay=False))
+@click.argument("new", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def diff(old: str, new: str, fmt: str) -> None:
+    """What changed between two databases' snapshots (OLD and NEW: database
+    folders, or their metadata/ folders): versions new on the index,
+    releases newly kept, newly yanked or removed, releases whose
+    requirements changed, packages added or dropped. Exit 0 either way:
+    a difference is not a conflict."""
+    import os
+
+    from ..knowledge.sync import diff_metadata
+
+    def metadata(folder: str) -> str:
+        inner = os.path.join(folder, "metadata")
+        return inner if os.path.isdir(inner) else folder
+
+    for folder in (old, new):
+        if not os.path.isdir(folder):
+            _fail(f"{folder}: no such folder (a database folder, or its metadata/ folder)")
+    try:
+        changes = diff_metadata(metadata(old), metadata(new))
+    except CompatError as exc:
+        _fail(exc)
+    if fmt == "json":
+        import json
+
+        _echo(json.dumps(changes, indent=2, sort_keys=True))
+        return
+    words = {"added": "added", "dropped": "dropped", "listed": "new on the index", "new": "newly kept",
+             "yanked": "newly yanked", "removed": "no longer kept", "requirements": "requirements changed"}
+    for name, changed in changes.items():
+        parts = [words[k] if v == ["*"] else f"{words[k]} {', '.join(v[:8])}{f' (+{len(v) - 8})' if len(v) > 8 else ''}"
+                 for k, v in changed.items()]
+        _echo(f"{name}: {'; '.join(parts)}")
+    _echo(_changed_summary({k: v for k, v in changes.items()}) if changes else "no difference")
 
 
 @db.command("path")
@@ -262,6 +409,54 @@ def _emit(data: object, fmt: str, render: Callable[[Any], str]) -> None:
         _echo(render(data), nl=False)
 
 
-def _progress(iterator, length: int):  # type: ignore[no-untyped-def]
-    with click.progressbar(iterator, length=length, label="reading metadata", file=sys.stderr) as bar:
-        yield from bar
+def _changed_summary(changes: dict[str, dict[str, list[str]]]) -> str:
+    """One line on what the sync changed: new versions on the index, releases
+    newly kept, newly yanked, and releases whose requirements changed."""
+    if not changes:
+        return "nothing changed since the last snapshots"
+    counts = {key: sum(len(c.get(key, ())) for c in changes.values()) for key in ("listed", "new", "yanked", "requirements")}
+    words = {"listed": "new on the index", "new": "newly kept", "yanked": "newly yanked",
+             "requirements": "with changed requirements"}
+    parts = [f"{n} release(s) {words[k]}" for k, n in counts.items() if n]
+    return f"changed in {len(changes)} package(s): " + ", ".join(parts)
+
+
+class _Progress:
+    """Where a sync is, on standard error: one line rewritten in place on a
+    terminal; elsewhere (CI logs) a plain line at most every `every`
+    seconds, and one when a phase ends."""
+
+    def __init__(self, stream: Any, terminal: bool, every: float = 5.0) -> None:
+        self.stream = stream
+        self.terminal = terminal
+        self.every = every
+        self._last = float("-inf")
+        self._drawn = False
+
+    def __call__(self, state: Any) -> None:
+        import time
+
+        label = "listing projects" if state.phase == "pages" else "reading metadata"
+        line = (f"compat db sync: {label} {state.done}/{state.total} ({state.package}), "
+                f"{state.requests} requests, {state.elapsed:.0f} s")
+        now = time.monotonic()
+        finished = state.done == state.total
+        if self.terminal:
+            if finished or now - self._last >= 0.1:
+                self._last = now
+                self._write(f"\r\x1b[K{line}")
+                self._drawn = True
+        elif finished or now - self._last >= self.every:
+            self._last = now
+            self._write(line + "\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stderr: progress is not worth failing for
+            pass
+
+    def close(self) -> None:
+        if self.terminal and self._drawn:
+            self._write("\n")

@@ -92,6 +92,7 @@ KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 PAGE_LIMIT = 32 * MiB  # a project's JSON page (PyPI's largest pages are a few MiB)
 METADATA_LIMIT = 16 * MiB  # a .metadata file, and a wheel's METADATA member once inflated
 RANGE_BLOCK = 64 * KiB  # the size of one range request into a wheel
+RANGE_TAIL = 128 * KiB  # the end of a wheel read first: its zip directory and .dist-info, for most wheels
 RANGE_SLACK = 1 * KiB  # the most a range reply may exceed what was asked (the excess is dropped)
 RANGE_TOTAL_LIMIT = 64 * MiB  # the most of one wheel read by range requests (central directory + METADATA)
 WHEEL_LIMIT = 1 * GiB  # a wheel downloaded whole (a server without ranges), to a temporary file
@@ -101,7 +102,7 @@ SDIST_INFLATE_LIMIT = 1 * GiB  # the most of a .tar.gz sdist inflated while look
 BUILD_SYSTEM_LIMIT = 64 * MiB  # the most of an sdist downloaded to find its pyproject.toml (then "unknown")
 PYPROJECT_LIMIT = 1 * MiB  # the largest pyproject.toml read
 REQUEST_TIMEOUT = 30.0  # seconds for one request, its whole duration (`--timeout`)
-PACKAGE_DEADLINE = 600.0  # seconds: the total time of one package's requests
+PACKAGE_DEADLINE = 600.0  # seconds of wall-clock time with one package's requests in flight (`--package-deadline`)
 RUN_DEADLINE = 3600.0  # seconds: the whole run (`--deadline`)
 MAX_REDIRECTS = 5  # redirects followed for one request
 SHOWN_URL = 300  # characters of a URL a message prints: an index may name a URL of any length
@@ -282,8 +283,12 @@ _WATCHDOG = _Watchdog()
 
 
 def _shutdown(sock: socket.socket) -> None:
+    """End what is blocked on `sock` from another thread. A TLS socket is shut
+    down underneath its TLS layer: its own shutdown drops that layer, and a
+    handshake or read under way then fails with AttributeError instead of
+    the OSError the request's error handling expects (a full sync hit it)."""
     try:
-        sock.shutdown(socket.SHUT_RDWR)
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
     except (OSError, ValueError):
         pass
 
@@ -293,18 +298,56 @@ def _watched(sock: Any) -> Any:
     return watch.register(sock) if watch is not None else sock
 
 
+# A host's addresses, looked up once a few minutes: a sync opens thousands
+# of connections to two hosts, and a lookup for each (concurrent ones on
+# every worker) made the resolver the bottleneck, and sometimes fail.
+_ADDRESS_TTL = 300.0
+_addresses: dict[tuple[str, int], tuple[float, list[Any]]] = {}
+_addresses_lock = threading.Lock()
+
+
+def _lookup(host: str, port: int) -> list[Any]:
+    now = time.monotonic()
+    with _addresses_lock:
+        cached = _addresses.get((host, port))
+    if cached is not None and now - cached[0] < _ADDRESS_TTL:
+        return cached[1]
+    found = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    with _addresses_lock:
+        _addresses[(host, port)] = (now, found)
+    return found
+
+
+def _connect(address: tuple[str, int], timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,  # type: ignore[attr-defined]
+             source_address: Any = None) -> socket.socket:
+    """socket.create_connection, with the host's addresses from `_lookup`."""
+    host, port = address
+    error: OSError | None = None
+    for family, kind, proto, _, where in _lookup(host, port):
+        sock = socket.socket(family, kind, proto)
+        try:
+            if timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
+                sock.settimeout(timeout)
+            if source_address:
+                sock.bind(source_address)
+            sock.connect(where)
+            return sock
+        except OSError as exc:
+            error = exc
+            sock.close()
+    raise error if error is not None else OSError(f"no address for {host}")
+
+
 class _HTTPConnection(http.client.HTTPConnection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        create = self._create_connection
-        self._create_connection = lambda *a, **k: _watched(create(*a, **k))
+        self._create_connection = lambda *a, **k: _watched(_connect(*a, **k))
 
 
 class _HTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        create = self._create_connection
-        self._create_connection = lambda *a, **k: _watched(create(*a, **k))
+        self._create_connection = lambda *a, **k: _watched(_connect(*a, **k))
 
     def connect(self) -> None:
         http.client.HTTPConnection.connect(self)  # the TCP connection (and a proxy's tunnel)
@@ -406,6 +449,16 @@ class Page:
 
 
 @dataclass(frozen=True)
+class Known:
+    """A file's requirements read before (its metadata cannot change: an
+    index serves a file name once), and where from: "snapshot" or "journal"."""
+
+    requires_python: str | None
+    requires_dist: tuple[str, ...]
+    how: str
+
+
+@dataclass(frozen=True)
 class ReleaseMetadata:
     version: str
     uploaded: str | None
@@ -484,7 +537,9 @@ class IndexClient:
         self._run_deadline = time.monotonic() + deadline
         self._open = opener or _opener(self)
         self._count = threading.Lock()
-        self._spent: dict[str, float] = {}
+        self._spent: dict[str, float] = {}  # project -> wall time with a request in flight, closed spans
+        self._busy_since: dict[str, float] = {}  # project -> when its current span of requests began
+        self._in_flight: dict[str, int] = {}
         self._stopped = False
         self.requests = 0
 
@@ -555,12 +610,12 @@ class IndexClient:
         if self._stopped:
             raise _Refused(f"{project}: {self.display(url)}: not requested (the sync is stopping)")
         run = f"timed out: the run's deadline ({self.deadline:g} s, --deadline) has passed"
-        package = f"timed out: the package's requests took more than {self.package_deadline:g} s in all"
+        package = (f"timed out: the package's requests have taken {self.package_deadline:g} s "
+                   f"(--package-deadline)")
         left_run = self._run_deadline - now
         if left_run <= 0:
             raise _Refused(f"{project}: {self.display(url)}: {run}")
-        with self._count:
-            left_package = self.package_deadline - self._spent.get(project, 0.0)
+        left_package = self.package_deadline - self.package_seconds(project, now)
         if left_package <= 0:
             raise _Refused(f"{project}: {self.display(url)}: {package}")
         return min(
@@ -570,9 +625,33 @@ class IndexClient:
             key=lambda bound: bound[0],
         )
 
-    def _spend(self, project: str, seconds: float) -> None:
+    def package_seconds(self, project: str, now: float | None = None) -> float:
+        """The wall-clock time during which `project` had a request in flight:
+        requests made at once on several threads count once, and the time
+        its requests wait behind other packages' does not count at all."""
         with self._count:
-            self._spent[project] = self._spent.get(project, 0.0) + seconds
+            spent = self._spent.get(project, 0.0)
+            since = self._busy_since.get(project)
+        if since is not None:
+            spent += (time.monotonic() if now is None else now) - since
+        return spent
+
+    def _begin(self, project: str) -> None:
+        with self._count:
+            self.requests += 1
+            flying = self._in_flight.get(project, 0)
+            if not flying:
+                self._busy_since[project] = time.monotonic()
+            self._in_flight[project] = flying + 1
+
+    def _end(self, project: str) -> None:
+        with self._count:
+            flying = self._in_flight.get(project, 1) - 1
+            self._in_flight[project] = flying
+            if not flying:
+                since = self._busy_since.pop(project, None)
+                if since is not None:
+                    self._spent[project] = self._spent.get(project, 0.0) + time.monotonic() - since
 
     # -- HTTP ---------------------------------------------------------------
 
@@ -610,13 +689,11 @@ class IndexClient:
                     break
                 time.sleep(pause)
             seconds, cut = self._seconds(project, url)
-            with self._count:  # `+=` on an attribute is not atomic across threads
-                self.requests += 1
+            self._begin(project)
             request = urllib.request.Request(url, headers=headers, method=method)
             self._authorize(request)
             watch = _Watch(seconds)
             _active.watch = watch
-            started = time.monotonic()
             response = None
             try:
                 response = self._open(request, timeout=seconds)
@@ -669,7 +746,7 @@ class IndexClient:
                         response.close()
                     except Exception:  # noqa: BLE001 - closing a broken connection
                         pass
-                self._spend(project, time.monotonic() - started)
+                self._end(project)
             if sink is not None:
                 sink.seek(0)
                 sink.truncate()
@@ -678,9 +755,14 @@ class IndexClient:
 
     # -- the simple API --------------------------------------------------------
 
-    def page(self, name: str) -> Page:
+    def page(self, name: str, *, fresh: bool = False) -> Page:
         """Every file of project `name`, from its PEP 691 JSON page, with the
-        files ignored: another project's, or a name no installer accepts."""
+        files ignored: another project's, or a name no installer accepts.
+
+        As pip asks, a cache on the way must check the page with the index
+        (``max-age=0``) rather than answer with a copy it holds: a listing
+        older than the release just uploaded is how a sync misses it.
+        `fresh` asks harder (``no-cache``), for a page that seems stale."""
         project = project_name(name)
         if project is None:
             raise PackageIndexError(f"{name!r}: not a package name (PEP 508)")
@@ -688,7 +770,9 @@ class IndexClient:
         shown = self.display(url)
         try:
             status, headers, body = self._request(
-                url, project=project, headers={"Accept": f"{_JSON}, application/json;q=0.5"}, limit=PAGE_LIMIT
+                url, project=project, limit=PAGE_LIMIT,
+                headers={"Accept": f"{_JSON}, application/json;q=0.5",
+                         "Cache-Control": "no-cache" if fresh else "max-age=0", **({"Pragma": "no-cache"} if fresh else {})},
             )
         except _TooLarge:
             raise PackageIndexError(f"{project}: {shown}: the project page is larger than {_size(PAGE_LIMIT)} (the limit)") from None
@@ -816,11 +900,20 @@ class IndexClient:
             return self._metadata_by_download(file), "download"
 
     def _metadata_by_ranges(self, file: IndexFile) -> str:
-        status, headers, _ = self._request(file.url, project=file.project, method="HEAD")
-        size = _content_length_text(headers.get("content-length"))
-        if status != 200 or not isinstance(size, int) or headers.get("accept-ranges", "").lower() == "none":
-            raise _NoRanges
+        """METADATA read from the end of the wheel, where a zip keeps its
+        directory and a wheel its .dist-info: the last RANGE_TAIL bytes in
+        one request, which for most wheels is all it takes. The size comes
+        from the index's page where it gives one (PEP 700), else from a HEAD
+        request; a reply that states another size is refused."""
+        size = file.size
+        if size is None:
+            status, headers, _ = self._request(file.url, project=file.project, method="HEAD")
+            size = _content_length_text(headers.get("content-length"))
+            if status != 200 or not isinstance(size, int) or headers.get("accept-ranges", "").lower() == "none":
+                raise _NoRanges
         reader = _RangeReader(self, file, size)
+        if size:
+            reader.prefetch(max(0, size - RANGE_TAIL), size)
         return self._read_wheel(file, reader)
 
     def _metadata_by_download(self, file: IndexFile) -> str:
@@ -904,7 +997,8 @@ class IndexClient:
             return UNKNOWN, BUILD_SYSTEM_LIMIT
         return read[0], read[1]
 
-    def release(self, files: list[IndexFile], *, build_systems: dict[str, Any] | None = None) -> ReleaseMetadata:
+    def release(self, files: list[IndexFile], *, build_systems: dict[str, Any] | None = None,
+                reuse: Callable[[IndexFile], Known | None] | None = None) -> ReleaseMetadata:
         """Metadata of one release, from the file an installer would most likely use.
 
         That is a wheel when the release has one. Otherwise it is the sdist,
@@ -918,24 +1012,33 @@ class IndexClient:
         is built is read too (`build_system`), unless `build_systems` (sdist
         file name -> build system: an older snapshot's) holds it: a file on
         the index does not change.
+
+        Nor does its metadata: where `reuse` gives the requirements of the
+        file to read (an older snapshot read it, or an interrupted sync),
+        nothing is requested for them; they are checked as if just read.
         """
         candidates = _installable(files)
         wheels = [f for f in candidates if f.is_wheel]
         raw: dict[str, Any]
         unparsed: dict[str, Any] = {}
         pkg_info: str | None = None
-        if wheels:
-            chosen = _preferred_wheel(wheels)
+        chosen = _preferred_wheel(wheels) if wheels else _preferred_sdist(candidates)
+        held = reuse(chosen) if reuse is not None else None
+        if held is not None:
+            raw = {"name": chosen.project, "version": str(chosen.version), "requires_dist": list(held.requires_dist)}
+            if held.requires_python is not None:
+                raw["requires_python"] = held.requires_python
+            how, known = held.how, True
+        elif wheels:
             text, how = self.metadata(chosen)
             raw, unparsed = _parse(text, chosen, self)
             known = True
         else:
-            chosen = _preferred_sdist(candidates)
             pkg_info, how = self.sdist_metadata(chosen)
             raw, unparsed = _parse(pkg_info, chosen, self) if pkg_info is not None else ({}, {})
             known = pkg_info is not None and _static_requirements(raw)
         refused, followed, invalid = None, None, 0
-        if wheels or pkg_info is not None:
+        if wheels or pkg_info is not None or held is not None:
             refused, followed, invalid = _check(raw, unparsed, chosen, known)
         if refused is not None:
             known = False
@@ -1142,38 +1245,63 @@ class _RangeReader(io.RawIOBase):
 
     def _block(self, index: int) -> bytes:
         if index not in self._blocks:
-            where = f"{self.file.project}: {self.client.display(self.url)}"
-            start = index * RANGE_BLOCK
-            end = min(self.size, start + RANGE_BLOCK) - 1
-            asked = end - start + 1
-            if self.fetched + asked > RANGE_TOTAL_LIMIT:
-                raise PackageIndexError(
-                    f"{where}: reading its METADATA needs more than {_size(RANGE_TOTAL_LIMIT)} of the wheel (the limit)"
-                )
-            try:
-                status, headers, body = self.client._request(
-                    self.url, project=self.file.project, headers={"Range": f"bytes={start}-{end}"}, limit=asked + RANGE_SLACK
-                )
-            except _TooLarge:
-                raise PackageIndexError(
-                    f"{where}: a range reply larger than the {asked} bytes asked (bytes {start}-{end}), refused"
-                ) from None
-            if status != 206:
-                raise _NoRanges
-            stated = re.fullmatch(r"\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*", headers.get("content-range", ""))
-            if headers.get("content-range") is not None and (stated is None or int(stated.group(1)) != start):
-                raise PackageIndexError(f"{where}: the range reply covers {headers['content-range'][:60]!r}, not bytes {start}-{end}")
-            if len(body) < asked:
-                raise PackageIndexError(f"{where}: short range response ({len(body)} bytes for {start}-{end})")
-            body = body[:asked]
-            self.fetched += asked
-            self._blocks[index] = body
+            self._fetch(index, index)
         return self._blocks[index]
+
+    def prefetch(self, start: int, end: int) -> None:
+        """Read bytes `start` to `end` (the blocks holding them) in one request."""
+        self._fetch(start // RANGE_BLOCK, (end - 1) // RANGE_BLOCK)
+
+    def _fetch(self, first: int, last: int) -> None:
+        """Blocks `first` to `last`, in one range request (a central
+        directory of thousands of entries is one request, not dozens)."""
+        where = f"{self.file.project}: {self.client.display(self.url)}"
+        start = first * RANGE_BLOCK
+        end = min(self.size, (last + 1) * RANGE_BLOCK) - 1
+        asked = end - start + 1
+        if self.fetched + asked > RANGE_TOTAL_LIMIT:
+            raise PackageIndexError(
+                f"{where}: reading its METADATA needs more than {_size(RANGE_TOTAL_LIMIT)} of the wheel (the limit)"
+            )
+        try:
+            status, headers, body = self.client._request(
+                self.url, project=self.file.project, headers={"Range": f"bytes={start}-{end}"}, limit=asked + RANGE_SLACK
+            )
+        except _TooLarge:
+            raise PackageIndexError(
+                f"{where}: a range reply larger than the {asked} bytes asked (bytes {start}-{end}), refused"
+            ) from None
+        if status != 206:
+            raise _NoRanges
+        stated = re.fullmatch(r"\s*bytes\s+(\d+)-(\d+)/(\d+|\*)\s*", headers.get("content-range", ""))
+        if headers.get("content-range") is not None and (stated is None or int(stated.group(1)) != start):
+            raise PackageIndexError(f"{where}: the range reply covers {headers['content-range'][:60]!r}, not bytes {start}-{end}")
+        if len(body) < asked:
+            raise PackageIndexError(f"{where}: short range response ({len(body)} bytes for {start}-{end})")
+        if stated is not None and stated.group(3) != "*" and int(stated.group(3)) != self.size:
+            raise PackageIndexError(f"{where}: the range reply says the file has {stated.group(3)[:20]} bytes, "
+                                    f"not the {self.size} the index states")
+        body = body[:asked]
+        self.fetched += asked
+        for index in range(first, last + 1):
+            offset = (index - first) * RANGE_BLOCK
+            self._blocks[index] = body[offset: offset + RANGE_BLOCK]
 
     def read(self, size: int | None = -1) -> bytes:
         if self.position >= self.size:
             return b""
         end = self.size if size is None or size < 0 else min(self.size, self.position + size)
+        if end - self.position > RANGE_TOTAL_LIMIT:  # what the archive says it needs, before any list of blocks
+            where = f"{self.file.project}: {self.client.display(self.url)}"
+            raise PackageIndexError(
+                f"{where}: reading its METADATA needs more than {_size(RANGE_TOTAL_LIMIT)} of the wheel (the limit)")
+        missing = [i for i in range(self.position // RANGE_BLOCK, (end - 1) // RANGE_BLOCK + 1) if i not in self._blocks]
+        while missing:  # each run of blocks not read yet, in one request
+            run = 1
+            while run < len(missing) and missing[run] == missing[0] + run:
+                run += 1
+            self._fetch(missing[0], missing[run - 1])
+            missing = missing[run:]
         out = bytearray()
         while self.position < end:
             index, offset = divmod(self.position, RANGE_BLOCK)

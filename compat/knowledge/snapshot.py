@@ -47,7 +47,7 @@ from .model import Release
 from .requires import long_number, parse_requirement, parse_specifier, requirement_error
 
 __all__ = [
-    "Snapshot", "SnapshotRelease", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
+    "Snapshot", "SnapshotRelease", "header_and_count", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
     "requirement_problem", "wheel_problem", "build_system_problem", "lacks_linux_wheel", "fetches_wheel",
 ]
 
@@ -234,6 +234,14 @@ def read_header(path: str) -> dict[str, Any]:
     header, _ = _read_first_line(path)
     header.pop("lines", None)
     return header
+
+
+def header_and_count(path: str) -> tuple[dict[str, Any], int]:
+    """The header of a snapshot and the number of release lines it locates,
+    reading only its first line (`compat db status`)."""
+    header, _ = _read_first_line(path)
+    count = len(header.pop("lines", None) or ())
+    return header, count
 
 
 def _read_first_line(path: str, *, full: bool = True) -> tuple[dict[str, Any], int]:

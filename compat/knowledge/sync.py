@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import json
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -45,13 +49,51 @@ from .. import _files, _toml
 from ..errors import CompatError, DatabaseError
 from ._schema import Table
 from .graph import GRAPH_FILE, write_graph
-from .index import (DEFAULT_INDEX, IndexClient, IndexFile, NotFound, ReleaseMetadata, host_name, project_name,
+from .index import (DEFAULT_INDEX, IndexClient, IndexFile, Known, NotFound, ReleaseMetadata, host_name, project_name,
                     unmet_build_requirements)
 from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, wheels_path
 
-T = TypeVar("T")
+__all__ = ["LAST_SYNC", "diff_metadata", "read_last_sync", "SyncPlan", "SyncProgress", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
 
-__all__ = ["SyncPlan", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
+CACHE_ENV = "COMPAT_CACHE"
+LAST_SYNC = "last-sync.json"  # in the metadata folder: what the last sync read, requested and changed
+
+
+def user_cache_dir(environ: Any = os.environ, platform: str = sys.platform) -> str:
+    """The folder of what a sync may lose without harm (its journal):
+    ``$COMPAT_CACHE``, else the platform's per-user cache folder.
+
+    >>> user_cache_dir({"COMPAT_CACHE": "/srv/cache"}, "linux")
+    '/srv/cache'
+    >>> user_cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "linux")
+    '/x/compat'
+    >>> user_cache_dir({"HOME": "/h"}, "linux")
+    '/h/.cache/compat'
+    >>> user_cache_dir({"HOME": "/Users/me"}, "darwin")
+    '/Users/me/Library/Caches/compat'
+    """
+    explicit = environ.get(CACHE_ENV)
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if platform == "win32":
+        local = environ.get("LOCALAPPDATA") or os.path.join(environ.get("USERPROFILE") or home, "AppData", "Local")
+        return os.path.join(local, "compat", "Cache")
+    if platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "compat")
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    return os.path.join(xdg if os.path.isabs(xdg) else os.path.join(home, ".cache"), "compat")
+
+
+def journal_path(metadata_dir: str, index_url: str) -> str:
+    """Where a sync of `metadata_dir` from `index_url` journals the
+    requirements of each file it reads, so that the next one resumes a sync
+    cut short (_Journal): in the user cache folder, never in the database,
+    which a failed sync leaves byte for byte as it was."""
+    import hashlib
+
+    key = hashlib.sha256(f"{os.path.realpath(metadata_dir)}\n{index_url}".encode()).hexdigest()[:24]
+    return os.path.join(user_cache_dir(), "sync", f"{key}.journal")
 
 Listing = dict[Version, list[IndexFile]]  # a project's releases: version -> its files
 Key = tuple[str, Version]
@@ -73,6 +115,20 @@ class SyncPlan:
         return name in self.tracked or name in self.packages
 
 
+@dataclass(frozen=True)
+class SyncProgress:
+    """Where a sync is: the phase ("pages": listing projects, "metadata":
+    reading releases), how much of it is done, the requests made so far,
+    the seconds since the sync began, and the package last done."""
+
+    phase: str
+    done: int
+    total: int
+    requests: int
+    elapsed: float
+    package: str
+
+
 @dataclass
 class SyncResult:
     written: list[str] = field(default_factory=list)
@@ -89,6 +145,9 @@ class SyncResult:
     ignored: list[str] = field(default_factory=list)  # files of a project's page left out, with why
     build_systems: int = 0  # sdists read for how they are built (releases without a wheel for Linux)
     build_bytes: int = 0  # the bytes of them downloaded
+    reused: int = 0  # releases whose files' metadata an older snapshot or an interrupted sync had read
+    unmet: list[str] = field(default_factory=list)  # requirements no release on the index meets, after a fresh read
+    changes: dict[str, Any] = field(default_factory=dict)  # package -> what changed in its snapshot (_changes)
 
 
 def load_plan(path: str) -> SyncPlan:
@@ -128,9 +187,10 @@ def sync(
     *,
     today: _dt.date | None = None,
     workers: int = 8,
-    progress: Callable[[Iterable[T], int], Iterable[T]] | None = None,
+    progress: Callable[[SyncProgress], None] | None = None,
     allow_removal: bool = False,
     previous: Callable[[str], str] | None = None,
+    expected: Iterable[str] = (),
 ) -> SyncResult:
     """Read the plan's packages and their requirements' closure from the
     index, and rewrite their snapshots.
@@ -141,6 +201,15 @@ def sync(
     others are written, all at once (`_commit`). `previous` names the
     snapshot a listing is compared with when it is not the one in
     `metadata_dir` (a sync into the user data folder: layers.py).
+
+    Only what changed is requested: a release whose file the old snapshot
+    read (same name, same digest: an index serves a file once) keeps the
+    requirements read then, and each file read is journaled as it arrives
+    (journal_path), so that the next sync resumes one cut short. The pages of
+    the closure's projects are read every time (that is how a new or newly
+    yanked release is seen); those of `expected` (the projects the old
+    snapshots hold) are asked for at once. `progress` is told where the sync
+    is, as it goes.
     """
     for name in plan.packages:
         if project_name(name) != name:
@@ -148,14 +217,19 @@ def sync(
     day = today or _dt.date.today()
     old = _OldSnapshots(metadata_dir, previous)
     held = (lambda name: set()) if allow_removal else old.releases
+    journal = _Journal(journal_path(metadata_dir, client.index_url), client.index_url)
     try:
-        closure = _walk(plan, client, workers, progress, day, held, old.build_systems)
+        closure = _walk(plan, client, workers, progress, day, held, old.build_systems, _Reuse(journal, old), journal,
+                        expected)
         _build_requirements(closure, client)
     except BaseException:
         client.stop()
+        journal.close()
         raise
+    journal.close()
     taken = day.isoformat()
-    result = SyncResult(missing=sorted(closure.missing), ignored=sorted(closure.ignored))
+    result = SyncResult(missing=sorted(closure.missing), ignored=sorted(closure.ignored),
+                        unmet=[f"{by} requires {line!r}" for _, line, by in closure.unmet])
     rendered: dict[str, tuple[str, str]] = {}
     for name in sorted(closure.listings):
         if project_name(name) != name:  # never a path: every name here came through packaging
@@ -163,6 +237,7 @@ def sync(
         metas = [closure.fetched[(name, v)] for v in sorted(closure.kept(name))]
         for meta in metas:
             result.how[meta.how] = result.how.get(meta.how, 0) + 1
+            result.reused += meta.how in _REUSED
             result.build_systems += meta.build_bytes > 0
             result.build_bytes += meta.build_bytes
             result.unknown += not meta.known and meta.refused is None
@@ -183,12 +258,182 @@ def sync(
             )
             continue
         snapshot = _snapshot(name, closure.listings[name], metas, client.index_url, taken, plan.is_tracked(name))
+        changed = _changes(old.snapshot(name), snapshot)
+        if changed:
+            result.changes[name] = changed
         rendered[name] = render_snapshot(snapshot)
-    written = _commit(metadata_dir, rendered)
+    result.requests = client.requests
+    record = {"schema": 1, "taken": taken, "index": client.index_url, "packages": len(closure.listings),
+              "releases": result.releases, "reused": result.reused, "requests": result.requests,
+              "refused": len(result.refused), "changes": result.changes}
+    written = _commit(metadata_dir, rendered, {LAST_SYNC: json.dumps(record, indent=1, sort_keys=True) + "\n"})
+    journal.remove()  # committed: nothing to resume
     for name in rendered:
         (result.written if name in written else result.unchanged).append(name)
-    result.requests = client.requests
     return result
+
+
+_REUSED = ("snapshot", "journal")
+
+
+def read_last_sync(metadata_dir: str) -> dict[str, Any] | None:
+    """The record the last sync of `metadata_dir` wrote (LAST_SYNC), or None
+    when there is none or it cannot be read (it is an account, not data)."""
+    text = _files.read_text(os.path.join(metadata_dir, LAST_SYNC), 4 * 1024 * 1024)
+    record = _json_object(text) if text is not None else {}
+    return record or None
+
+
+def diff_metadata(old_dir: str, new_dir: str) -> dict[str, dict[str, list[str]]]:
+    """Package -> what its snapshot in `new_dir` changes against the one in
+    `old_dir` (as a sync reports it: `listed`, `new`, `yanked`,
+    `requirements`, and `removed`: releases the new one no longer holds);
+    a package only one folder has is `added` or `dropped` whole. A snapshot
+    that cannot be read raises DatabaseError, naming it."""
+    def held(folder: str) -> set[str]:
+        try:
+            files = os.listdir(folder)
+        except OSError as exc:
+            raise DatabaseError(f"cannot be read: {exc.strerror}", file=folder) from None
+        return {f[: -len(".jsonl")] for f in files if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
+
+    before, after = held(old_dir), held(new_dir)
+    out: dict[str, dict[str, list[str]]] = {}
+    for name in sorted(before | after):
+        if name not in after:
+            out[name] = {"dropped": ["*"]}
+            continue
+        new = read_snapshot(os.path.join(new_dir, f"{name}.jsonl"))
+        if name not in before:
+            out[name] = {"added": [r.version for r in new.releases] or ["*"]}
+            continue
+        old = read_snapshot(os.path.join(old_dir, f"{name}.jsonl"))
+        changed = _changes(old, new)
+        removed = sorted({r.version for r in old.releases} - {r.version for r in new.releases})
+        if removed:
+            changed["removed"] = removed
+        if changed:
+            out[name] = changed
+    return out
+
+
+def _changes(old: Snapshot | None, new: Snapshot) -> dict[str, list[str]]:
+    """What a package's new snapshot changes against its old one: versions
+    new on the index (`listed`), releases newly kept (`new`), newly yanked
+    (`yanked`), and kept releases whose requirements or Requires-Python
+    differ (`requirements`); empty when nothing changed."""
+    if old is None:
+        return {"new": [r.version for r in new.releases]} if new.releases else {}
+    before = {r.version: r for r in old.releases}
+    listed = set(old.versions or ()) | set(before)
+    was_yanked = set(old.yanked or ())
+    out: dict[str, list[str]] = {
+        "listed": [v for v in new.versions or () if v not in listed],
+        "new": [r.version for r in new.releases if r.version not in before],
+        "yanked": [v for v in new.yanked or () if v not in was_yanked],
+        "requirements": [r.version for r in new.releases if r.version in before
+                         and (before[r.version].requires_dist, before[r.version].requires_python)
+                         != (r.requires_dist, r.requires_python)],
+    }
+    return {k: v for k, v in out.items() if v}
+
+
+class _Journal:
+    """The requirements of each file a sync read, appended as they arrive
+    (one JSON line each, after a header naming the index), so that a sync
+    cut short (killed, out of time, a failing index) is resumed by the next
+    without reading them again; removed once a sync commits. A cache of
+    what the index served, never the truth: a line that does not parse, or
+    a journal of another index, is passed over, and what a line says is
+    checked again as if just read (IndexClient.release)."""
+
+    def __init__(self, path: str, index: str) -> None:
+        self.path = path
+        self.index = index
+        self.entries: dict[tuple[str, str, str], Known] = {}
+        self._lock = threading.Lock()
+        self._handle: Any = None
+        text = _files.read_text(path)
+        lines = text.split("\n") if text else []
+        if lines and _json_object(lines[0]).get("index") == index:
+            for line in lines[1:]:
+                entry = _json_object(line)
+                key = (entry.get("project"), entry.get("file"), entry.get("sha256"))
+                python, required = entry.get("requires_python"), entry.get("requires_dist")
+                if (all(isinstance(k, str) for k in key) and (python is None or isinstance(python, str))
+                        and isinstance(required, list) and all(isinstance(x, str) for x in required)):
+                    self.entries[key] = Known(python, tuple(required), "journal")  # type: ignore[index]
+        self._fresh = not self.entries
+
+    def get(self, file: IndexFile) -> Known | None:
+        """What the journal holds for `file`: only where the index gives its digest (the same name and digest)."""
+        return self.entries.get((file.project, file.filename, file.sha256)) if file.sha256 else None
+
+    def add(self, file: IndexFile, meta: ReleaseMetadata) -> None:
+        """Journal what `file` says, when it was read now, known and not refused."""
+        if meta.how in _REUSED or not meta.known or meta.refused is not None:
+            return
+        line = json.dumps({"project": file.project, "file": file.filename, "sha256": file.sha256 or "",
+                           "requires_python": meta.requires_python, "requires_dist": meta.requires_dist},
+                          sort_keys=True)
+        with self._lock:
+            try:
+                if self._handle is None:
+                    os.makedirs(os.path.dirname(self.path), exist_ok=True)
+                    self._handle = open(self.path, "w" if self._fresh else "a", encoding="utf-8")
+                    if self._fresh:
+                        self._handle.write(json.dumps({"schema": 1, "index": self.index}) + "\n")
+                        self._fresh = False
+                self._handle.write(line + "\n")
+                self._handle.flush()
+            except OSError:  # a journal is an aid: a sync that cannot write one goes on without it
+                self._handle = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                try:
+                    self._handle.close()
+                except OSError:
+                    pass
+                self._handle = None
+
+    def remove(self) -> None:
+        self.close()
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
+
+
+def _json_object(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class _Reuse:
+    """The requirements of a file read before: by an interrupted sync (its
+    journal), else by the old snapshot, where it recorded the same file
+    (and, where both give one, the same digest) with known metadata."""
+
+    def __init__(self, journal: _Journal, old: _OldSnapshots) -> None:
+        self.journal = journal
+        self.old = old
+
+    def __call__(self, file: IndexFile) -> Known | None:
+        found = self.journal.get(file)
+        if found is not None:
+            return found
+        release = self.old.by_file(file.project).get(file.filename)
+        if release is None or release.metadata == UNKNOWN:
+            return None
+        recorded = next((w.get("sha256") for w in release.wheels if w.get("file") == file.filename), None)
+        if recorded and file.sha256 and recorded != file.sha256:
+            return None
+        return Known(release.requires_python, tuple(release.requires_dist), "snapshot")
 
 
 class _OldSnapshots:
@@ -199,15 +444,28 @@ class _OldSnapshots:
         self._path = previous or (lambda name: os.path.join(metadata_dir, f"{name}.jsonl"))
         self._read: dict[str, Snapshot | None] = {}
         self._built: dict[str, dict[Version, dict[str, Any]]] = {}
+        self._files: dict[str, dict[str, SnapshotRelease]] = {}
+        self._lock = threading.RLock()  # the walk's threads ask at once
 
     def snapshot(self, name: str) -> Snapshot | None:
         """None when there is none, or one that cannot be read: nothing to keep."""
-        if name not in self._read:
-            try:
-                self._read[name] = read_snapshot(self._path(name))
-            except (OSError, CompatError):
-                self._read[name] = None
-        return self._read[name]
+        with self._lock:
+            if name not in self._read:
+                try:
+                    self._read[name] = read_snapshot(self._path(name))
+                except (OSError, CompatError):
+                    self._read[name] = None
+            return self._read[name]
+
+    def by_file(self, name: str) -> dict[str, SnapshotRelease]:
+        """The old snapshot's releases by the file their metadata was read from."""
+        with self._lock:
+            found = self._files.get(name)
+            if found is None:
+                old = self.snapshot(name)
+                releases = old.releases if old is not None else ()
+                found = self._files[name] = {r.file: r for r in releases if r.file}
+            return found
 
     def releases(self, name: str) -> set[Version]:
         """The versions of the release lines the old snapshot holds."""
@@ -252,11 +510,13 @@ def _dropped(old: Snapshot | None, listing: Listing) -> list[str]:
     return [held[v] for v in sorted(held) if v not in listing]
 
 
-def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]]) -> set[str]:
-    """Write the snapshots that changed and the names graph, all or nothing:
-    each file is staged in a folder inside `metadata_dir` and fsynced, and
-    only then are they renamed into place (_files.Staging). Returns the
-    packages whose files changed."""
+def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]], others: dict[str, str] | None = None) -> set[str]:
+    """Write the snapshots that changed, the names graph and, when a
+    snapshot changed, `others` (file name -> text: the sync's record), all
+    or nothing: each file is
+    staged in a folder inside `metadata_dir` and fsynced, and only then are
+    they renamed into place (_files.Staging). Returns the packages whose
+    files changed."""
     changed: dict[str, str] = {}
     packages = set()
     for name, (main, wheels) in rendered.items():
@@ -265,6 +525,10 @@ def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]]) -> set[str]
             if _files.read_text(path) != text:
                 changed[os.path.basename(path)] = text
                 packages.add(name)
+    if packages:  # a sync that changes no snapshot leaves the folder byte for byte, its record too
+        for file, text in (others or {}).items():
+            if _files.read_text(os.path.join(metadata_dir, file)) != text:
+                changed[file] = text
     os.makedirs(metadata_dir, exist_ok=True)
     with _files.Staging(metadata_dir) as staging:
         for file, text in sorted(changed.items()):
@@ -274,7 +538,7 @@ def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]]) -> set[str]
         # it, and each package written is read back by the snapshot reader
         view = staging.folder("view")
         snapshots = {f for f in os.listdir(metadata_dir) if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
-        snapshots |= {f for f in changed if not f.endswith(".wheels.jsonl")}
+        snapshots |= {f for f in changed if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
         for file in sorted(snapshots):
             source = staging.path(file) if file in changed else os.path.join(metadata_dir, file)
             _files.link_or_copy(source, os.path.join(view, file))
@@ -313,6 +577,7 @@ class _Closure:
     missing: set[str] = field(default_factory=set)  # named, but not on the index
     chosen: dict[str, set[Version]] = field(default_factory=dict)  # the releases the plan's rules choose
     held: dict[str, set[Version]] = field(default_factory=dict)  # those the old snapshot holds, still listed
+    unmet: list[tuple[str, str, str]] = field(default_factory=list)  # (target, line, release) no listed version meets
     fetched: dict[Key, ReleaseMetadata] = field(default_factory=dict)  # their metadata
 
     def kept(self, name: str) -> set[Version]:
@@ -326,10 +591,13 @@ def _walk(
     plan: SyncPlan,
     client: IndexClient,
     workers: int,
-    progress: Callable[[Iterable[T], int], Iterable[T]] | None,
+    progress: Callable[[SyncProgress], None] | None,
     today: _dt.date,
     held: Callable[[str], set[Version]],
     known: Callable[[str, Version], dict[str, Any]] = lambda name, version: {},
+    reuse: Callable[[IndexFile], Known | None] | None = None,
+    journal: _Journal | None = None,
+    expected: Iterable[str] = (),
 ) -> _Closure:
     """Walk the requirements from the plan's packages, in rounds: list the
     projects named so far, choose their releases, read the metadata of the
@@ -339,38 +607,72 @@ def _walk(
     the same index gives the same closure. Besides its choice, a project
     keeps the releases `held` says its old snapshot holds, those the index
     still lists: a sync never loses one. `known` gives, for a release, how
-    its sdist is built where an older snapshot says (IndexClient.release).
+    its sdist is built where an older snapshot says (IndexClient.release),
+    `reuse` the requirements of a file read before; `journal` records each
+    file read now, and `progress` hears of each page and release done.
+    The pages of `expected` (the old closure's projects) are asked for at
+    once, and those a release read requires as soon as it is read: a round
+    then seldom waits for its pages. One not needed in the end is dropped
+    unread, its failure too, so the closure is the one the rounds alone make.
     """
     since = plan.since.isoformat()
     closure = _Closure()
+    started = time.monotonic()
+    refreshed: set[str] = set()  # the projects whose page was read again, past any cache
 
-    def listing(name: str) -> tuple[str, Listing | None]:
+    def tell(phase: str, done: int, total: int, package: str) -> None:
+        if progress is not None:
+            progress(SyncProgress(phase, done, total, client.requests, time.monotonic() - started, package))
+
+    def listing(name: str, fresh: bool = False) -> tuple[str, Listing | None, list[str]]:
+        """A project's releases (None: not on the index) and the files left out, with why."""
         try:
-            page = client.page(name)
+            page = client.page(name, fresh=fresh)
         except NotFound:
             if plan.is_tracked(name):
                 raise
-            return name, None
-        closure.ignored.extend(f"{name}: {reason}" for reason in page.ignored)
+            return name, None, []
+        ignored = [f"{name}: {reason}" for reason in page.ignored]
         files, untrue = _dated(page.files, today)
         if untrue:
-            closure.ignored.append(f"{name}: the upload time of {len(untrue)} file(s) cannot be true "
-                                   f"({', '.join(sorted(set(untrue))[:3])}); read as unknown")
-        return name, _releases(files)
+            ignored.append(f"{name}: the upload time of {len(untrue)} file(s) cannot be true "
+                           f"({', '.join(sorted(set(untrue))[:3])}); read as unknown")
+        return name, _releases(files), ignored
+
+    pages: dict[str, Future[tuple[str, Listing | None, list[str]]]] = {}  # pages asked for ahead of their round
+
+    def ahead(names: Iterable[str]) -> None:
+        """Ask for pages a round will need before it starts (their content does
+        not depend on when they are read): the old closure's projects, and the
+        projects a release just read requires whatever the extras."""
+        for name in names:
+            if name not in pages and name not in closure.listings and name not in closure.missing:
+                pages[name] = pool.submit(listing, name)
 
     def fetch(job: tuple[Key, dict[str, Any]]) -> tuple[Key, ReleaseMetadata]:
         (name, version), built = job
-        return (name, version), client.release(closure.listings[name][version], build_systems=built)
+        files = closure.listings[name][version]
+        meta = client.release(files, build_systems=built, reuse=reuse)
+        if journal is not None:
+            read = next((f for f in files if f.filename == meta.filename), None)
+            if read is not None:
+                journal.add(read, meta)
+        return (name, version), meta
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
+        ahead(sorted(set(plan.packages) | set(expected)))
         while True:
             demands = _demands(closure.fetched)
             named = sorted((set(plan.packages) | demands.keys()) - closure.listings.keys() - closure.missing)
-            for name, releases in pool.map(listing, named):
+            ahead(named)
+            for done, name in enumerate(named, 1):
+                _, releases, ignored = pages.pop(name).result()
+                closure.ignored.extend(ignored)
                 if releases is None:
                     closure.missing.add(name)
                 else:
                     closure.listings[name] = releases
+                tell("pages", done, len(named), name)
             for name, releases in closure.listings.items():
                 if name not in closure.held:
                     closure.held[name] = held(name) & releases.keys()
@@ -378,11 +680,39 @@ def _walk(
                 _choose(chosen, releases, demands.get(name, ()), since, plan.is_tracked(name))
             work = sorted((n, v) for n in closure.listings for v in closure.kept(n) if (n, v) not in closure.fetched)
             if not work:
-                return closure
-            iterator: Iterable[tuple[Key, ReleaseMetadata]] = pool.map(fetch, [(key, known(*key)) for key in work])
-            if progress is not None:
-                iterator = progress(iterator, len(work))
-            closure.fetched.update(iterator)
+                # A requirement no listed release meets may be one a cache's stale copy of the page
+                # hides: each such page is read once more, asking past any cache.
+                unmet = _unmet(closure)
+                stale = sorted({target for target, _, _ in unmet} - refreshed)
+                if not stale:
+                    closure.unmet = unmet
+                    for unused in pages.values():  # asked ahead, not needed: not waited for
+                        unused.cancel()
+                    return closure
+                refreshed.update(stale)
+                for name, releases, _ in pool.map(lambda n: listing(n, fresh=True), stale):
+                    if releases is not None and releases.keys() != closure.listings[name].keys():
+                        closure.listings[name] = releases
+                continue
+            for done, (key, meta) in enumerate(pool.map(fetch, [(key, known(*key)) for key in work]), 1):
+                closure.fetched[key] = meta
+                ahead(sorted({edge.target for edge in map(_edge, meta.walked) if edge is not None and edge.always}))
+                tell("metadata", done, len(work), key[0])
+
+
+def _unmet(closure: _Closure) -> list[tuple[str, str, str]]:
+    """(target, line, "name version") for each Requires-Dist line of a release
+    read, under any marker or extra, that names a listed project of which
+    no listed version meets it (pre-releases included)."""
+    unmet = []
+    for (name, version), meta in sorted(closure.fetched.items()):
+        for line in meta.walked:
+            edge = _edge(line)
+            if edge is None or edge.target == name or edge.target not in closure.listings:
+                continue
+            if not any(edge.specifier.contains(v, prereleases=True) for v in closure.listings[edge.target]):
+                unmet.append((edge.target, line, f"{name} {version}"))
+    return unmet
 
 
 def _build_requirements(closure: _Closure, client: IndexClient) -> None:
