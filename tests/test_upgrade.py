@@ -325,13 +325,16 @@ def test_the_markdown_of_a_plan_is_a_table_and_folded_sections(db):
     plan = compat.upgrade(EXAMPLES / "vllm-0.31-py310.toml", to="vllm==0.32.0", database=db)
     text = render_plan(plan)
     read = markdown_structure(text)
-    (table,) = read["tables"]
-    assert table[0] == ["component", "from", "to", "why"]
+    table, optional = read["tables"]  # what the upgrade requires, and apart what nothing requires
+    assert table[0] == optional[0] == ["component", "from", "to", "why"]
     # every cell reads back as the plan says it, < and > included
-    assert [[unescape(c) for c in row] for row in table[1:]] == [
-        [m.component + (" (resolved)" if m.kind == "resolved" else ""), m.old, m.new,
-         m.why if m.by_pip else f"not a pip change: {m.why}"] for m in plan.moves]
-    assert read["summaries"] == ["Behaviour changes (2)"]
+    for rows, moves in ((table, plan.moves), (optional, plan.optional)):
+        assert [[unescape(c) for c in row] for row in rows[1:]] == [
+            [m.component + (" (resolved)" if m.kind == "resolved" else ""), m.old, m.new,
+             m.why if m.by_pip else f"not a pip change: {m.why}"] for m in moves]
+    assert read["summaries"] == [
+        f"Not required ({len(plan.optional)}): newer releases of dependencies that an upgrade of everything "
+        "would also take", "Behaviour changes (2)"]
     assert text.splitlines()[2] == f"**{plan.summary()}**"
 
 
@@ -349,14 +352,15 @@ def test_the_markdown_of_a_diff_a_failing_plan_and_outdated_reads_strictly(db):
 
 
 def test_a_markdown_library_reads_the_plan_as_github_renders_it(db):
-    """markdown-it-py (CommonMark, with GitHub's tables) reads the plan: one
-    table whose header and rows are the plan's moves, and the folded sections
-    as HTML blocks, not as text inside a paragraph."""
+    """markdown-it-py (CommonMark, with GitHub's tables) reads the plan: a
+    table whose header and rows are the plan's moves (then, folded, the moves
+    nothing requires), and the folded sections as HTML blocks, not as text
+    inside a paragraph."""
     from markdown_it import MarkdownIt
 
     plan = compat.upgrade(EXAMPLES / "vllm-0.31-py310.toml", to="vllm==0.32.0", database=db)
     tokens = MarkdownIt("commonmark").enable("table").parse(render_plan(plan))
-    assert [t.type for t in tokens].count("table_open") == 1
+    assert [t.type for t in tokens].count("table_open") == 2
     cells, row = [], None
     for token in tokens:
         if token.type == "tr_open":
@@ -367,10 +371,33 @@ def test_a_markdown_library_reads_the_plan_as_github_renders_it(db):
             cells.append(row)
             row = None
     assert cells[0] == ["component", "from", "to", "why"]
-    assert [(unescape(r[0]), r[1], r[2]) for r in cells[1:]] == [
-        (m.component + (" (resolved)" if m.kind == "resolved" else ""), m.old, m.new) for m in plan.moves]
+    shown = [(unescape(r[0]), r[1], r[2]) for r in cells[1:] if r != ["component", "from", "to", "why"]]
+    assert shown == [(m.component + (" (resolved)" if m.kind == "resolved" else ""), m.old, m.new)
+                     for m in plan.moves + plan.optional]
     html = [t.content for t in tokens if t.type == "html_block"]
     assert any(block.startswith("<details>") and "<summary>" in block for block in html), html
     assert sum(block.count("</details>") for block in html) == sum(block.count("<details>") for block in html)
     inline = " ".join(t.content for t in tokens if t.type == "inline")
     assert "<details>" not in inline and "</details>" not in inline
+
+
+def test_a_plan_lists_what_the_target_forces_and_apart_what_nothing_requires(db):
+    """vLLM 0.31 to 0.32 on Python 3.10: the move to Python 3.11 lets the new
+    stack's resolution take newer releases of two dozen dependencies, and
+    nvidia-cudnn-frontend 1.32.0 with its CUTLASS DSL packages; none of that is
+    required (pip's default upgrade strategy keeps them), so the plan lists them
+    apart. The CUTLASS DSL packages that tokenspeed-mla 0.2.15 does force stay,
+    each with the requirement that forces it, read from the install that keeps
+    the rest."""
+    plan = compat.upgrade(EXAMPLES / "vllm-0.31-py310.toml", to="vllm==0.32.0", database=db)
+    required = {m.component: m for m in plan.moves}
+    optional = {m.component: m for m in plan.optional}
+    assert "nvidia-cudnn-frontend" in optional and "nvidia-cudnn-frontend" not in required
+    assert {"annotated-doc", "numpy", "pillow"} <= set(optional)
+    assert required["nvidia-cutlass-dsl"].why == "tokenspeed-mla 0.2.15 requires nvidia-cutlass-dsl>=4.8.0"
+    assert required["nvidia-cutlass-dsl-libs-base"].why == \
+        "nvidia-cutlass-dsl 4.8.0 requires nvidia-cutlass-dsl-libs-base==4.8.0"
+    assert all("newest release that fits" not in m.why for m in plan.moves if m.kind == "resolved")
+    assert all(m.why.startswith(f"not required ({m.component} {m.old} still fits)") for m in plan.optional)
+    assert plan.ok and f"({len(plan.optional)} more not required)" in plan.summary()
+    assert [c["component"] for c in plan.to_dict()["optional_changes"]] == sorted(optional)

@@ -113,6 +113,9 @@ class Plan:
     report: Report | None = None  # the check of the new stack
     old_report: Report | None = None
     reason: str | None = None
+    # moves of dependencies the new stack's resolution makes but nothing requires: an installer that
+    # upgrades only what it must keeps the old release, and a check with it pinned passes
+    optional: list[Move] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -139,6 +142,8 @@ class Plan:
         parts = [f"{moves} change{'s' if moves != 1 else ''}"]
         if self.outside_pip:
             parts[0] += f" ({len(self.outside_pip)} outside pip)"
+        if self.optional:
+            parts[0] += f" ({len(self.optional)} more not required)"
         for category, group in self.by_category():
             parts.append(f"{len(group)} {_COUNTED[category][len(group) != 1]}")
         assert self.report is not None
@@ -166,6 +171,7 @@ class Plan:
             "old": _stack_dict(self.old, self.old_report),
             "new": _stack_dict(new, self.report) if new is not None else None,
             "changes": [m.to_dict() for m in self.moves],
+            "optional_changes": [m.to_dict() for m in self.optional],
             "crossings": [c.to_dict() for c in self.crossings],
             "undecided": [c.to_dict() for c in self.undecided],
             "reason": self.reason,

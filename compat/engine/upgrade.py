@@ -213,6 +213,12 @@ def _plan(kind: str, old: Stack, new: Stack, db: Database, targets: list[str], o
     (its machine and flags are the file's own changes too)."""
     old_versions, new_versions = _versions(old_report), _versions(report)
     moves = _moves(old, new, old_report, report)
+    kept = _kept(new, db, old_versions, report, ignore=tuple(f.id for f in report.findings if f.suppressed))
+    if kept is not None:
+        # a dependency moves as far as the upgrade requires it to, with the reason read from that install
+        moves = [m._replace(new=str(kept[m.component])) if m.kind == "resolved" and m.component in kept
+                 and not _optional(m, kept) else m for m in moves]
+        new_versions = {**new_versions, **{k: v for k, v in kept.items() if k in new_versions}}
 
     def why(move: Move) -> str:
         if move.component in requested:
@@ -226,8 +232,56 @@ def _plan(kind: str, old: Stack, new: Stack, db: Database, targets: list[str], o
     explained = [m._replace(why=why(m)) for m in moves]
     kinds = ("python", "cuda", "driver", "gpu", "platform", "index", "package", "option", "resolved")
     explained.sort(key=lambda m: (m.component not in requested, kinds.index(m.kind)))
+    required = [m for m in explained if not _optional(m, kept)]
+    optional = [m._replace(new=report.resolved.get(m.component, m.new),
+                           why=f"not required ({m.component} {m.old} still fits): {_newest_why(m, report)}")
+                for m in explained if _optional(m, kept)]
     crossings, undecided = _crossings(old, new, old_versions, new_versions, db)
-    return Plan(kind, old, new, targets, explained, crossings, undecided, report, old_report)
+    return Plan(kind, old, new, targets, required, crossings, undecided, report, old_report, optional=optional)
+
+
+def _newest_why(move: Move, report: Report) -> str:
+    """Why the new stack's own resolution takes a newer release of a
+    dependency nothing requires to move: it is the newest that fits."""
+    return f"{report.resolved.get(move.component, move.new)} is the newest release that fits"
+
+
+def _optional(move: Move, kept: dict[str, Version] | None) -> bool:
+    """Whether `move`, of a dependency the stack does not name, is one an
+    installer that upgrades only what it must would not make."""
+    if kept is None or move.kind != "resolved" or move.old is None:
+        return False
+    try:
+        return kept.get(move.component) == Version(move.old)
+    except InvalidVersion:
+        return False
+
+
+def _kept(new: Stack, db: Database, old_versions: dict[str, Version], report: Report, *,
+          ignore: tuple[str, ...] = ()) -> dict[str, Version] | None:
+    """The versions an installer that upgrades only what it must (pip's
+    default, uv's without --upgrade) installs for `new` over the old
+    install: the whole install resolved nearest the old versions, then
+    verified by a full check with each of them pinned. None when that
+    check does not pass as the new stack's own does: then every move the
+    new stack's resolution makes counts as required."""
+    from .resolver import resolve
+
+    if report.errors:
+        return None
+    near = resolve(new, db, closure=True, near=old_versions)
+    if not near.ok:
+        return None
+    kept = {name: c.version for name, c in near.versions.items()
+            if c.version is not None and not name.startswith(VIRTUAL_PREFIX)}
+    pinned = dict(new.packages)
+    for name, version in kept.items():
+        if name not in pinned and old_versions.get(name) == version:
+            pinned[name] = PackageSpec(name, SpecifierSet(f"=={version}"), written=str(version))
+    verified = check_stack(new.replace(packages=pinned), db, ignore=ignore, suggest_fixes=False)
+    if verified.errors or any(f.predicts_failure and not f.suppressed for f in verified.findings):
+        return None
+    return kept
 
 
 def _versions(report: Report) -> dict[str, Version]:
@@ -311,13 +365,13 @@ def _forced(move: Move, new: Stack, new_versions: dict[str, Version], old: Stack
         before, after = Version(move.old), Version(move.new)
     except InvalidVersion:
         return "resolved anew"
-    provider = StackProvider(new, db)
+    provider = StackProvider(new, db, closure=True)  # the whole install's requirements, as the check's
     for name, version in sorted(new_versions.items()):
         release = _release(db, name, version)
         for need in provider.dependencies(release) if release is not None else ():
             if need.name == move.component and not need.specifier.contains(before, prereleases=True):
                 return f"{name} {version} requires {need.name}{spec_text(need.specifier)}"
-    before_provider = StackProvider(old, db)
+    before_provider = StackProvider(old, db, closure=True)
     release = _release(db, move.component, before)
     for need in before_provider.dependencies(release) if release is not None else ():
         moved = new_versions.get(need.name)

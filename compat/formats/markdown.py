@@ -44,6 +44,10 @@ def render_plan(plan: Plan) -> str:
     if plan.reason is None:
         if plan.moves:
             lines += [*_table(("component", "from", "to", "why"), table_rows(plan)), ""]
+        if plan.optional:
+            lines += _details(f"Not required ({len(plan.optional)}): newer releases of dependencies that an upgrade "
+                              f"of everything would also take",
+                              _table(("component", "from", "to", "why"), table_rows(plan, optional=True)))
         for category, group in plan.by_category():
             lines += _details(f"{escape(CATEGORIES[category])} ({len(group)})", [_crossing(c) for c in group])
         if plan.undecided:

@@ -28,11 +28,12 @@ def move_why(move: Move) -> str:
     return f"{what}: {move.why}" if move.why else what
 
 
-def table_rows(plan: Plan) -> list[tuple[str, str, str, str]]:
-    """(component, from, to, why) for each change; a dependency the stack
-    does not name is marked as resolved."""
+def table_rows(plan: Plan, optional: bool = False) -> list[tuple[str, str, str, str]]:
+    """(component, from, to, why) for each change (with `optional`, each
+    change nothing requires); a dependency the stack does not name is
+    marked as resolved."""
     rows = []
-    for move in plan.moves:
+    for move in plan.optional if optional else plan.moves:
         name = f"{move.component} (resolved)" if move.kind == "resolved" else move.component
         rows.append((name, move.old or "(none)", move.new or "(none)", move_why(move)))
     return rows
@@ -73,6 +74,10 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         lines.extend(_columns([("component", "from", "to", "why"), *table_rows(plan)]))
     else:
         lines.append("  none: the stack already is at its target")
+    if plan.optional:
+        lines += ["", style(f"Not required ({len(plan.optional)}): newer releases of dependencies that an "
+                            f"upgrade of everything would also take", bold=True)]
+        lines.extend(_columns([("component", "from", "to", "why"), *table_rows(plan, optional=True)]))
     for category, group in plan.by_category():
         lines += ["", style(f"{CATEGORIES[category]} ({len(group)})", bold=True)]
         for crossing in group:
