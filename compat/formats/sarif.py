@@ -7,6 +7,11 @@ One run for all the stacks of a command. Each family of findings is a rule
 results cite; each finding is a result at the line of the key it concerns,
 with its full ID as its fingerprint. Input compat cannot use is a run whose
 invocation failed, with the error as a notification on its line.
+
+A file inside the repository (the nearest folder above the working
+directory that holds a ``.git``; without one, the working directory) is
+named by its path relative to it, against the base ``%SRCROOT%``, as code
+scanning wants; a file outside it by its absolute ``file://`` URI.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from ..engine.findings import FAMILIES, SEVERITY_ORDER, Finding, Location, Repor
 from ..errors import CompatError
 from .markdown_report import escape as _md
 
-__all__ = ["render", "render_error", "SCHEMA_URI"]
+__all__ = ["render", "render_error", "SCHEMA_URI", "SRCROOT", "artifact_location", "repository_root"]
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _HOME = "https://github.com/compat-dev/compat"
@@ -34,26 +39,54 @@ _URI_SAFE = "/:@!$&'()*+,;=-._~"
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 
 
-def artifact_uri(path: str) -> str:
-    """A stack path as a SARIF artifact URI: relative paths stay relative (code
-    scanning resolves them against the repository), absolute ones become
-    ``file://`` URIs.
+SRCROOT = "%SRCROOT%"  # the base of the URIs of files in the repository
 
-    >>> artifact_uri("stacks/prod stack.toml"), artifact_uri("/srv/stack.toml")
-    ('stacks/prod%20stack.toml', 'file:///srv/stack.toml')
-    """
+
+def repository_root(start: str | None = None) -> str:
+    """The folder the URIs of a log are relative to: the nearest one at or
+    above `start` (default: the working directory) that holds a ``.git``
+    (a folder, or the file of a worktree), else `start` itself."""
+    start = os.path.abspath(start or os.getcwd())
+    folder = start
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
+    return folder
+
+
+def _file_uri(path: str) -> str:
     posix = path.replace(os.sep, "/") if os.sep != "/" else path
-    if posix.startswith("/") or _WINDOWS_DRIVE.match(path):
-        return "file://" + ("" if posix.startswith("/") else "/") + quote(posix, safe=_URI_SAFE)
-    return quote(posix[2:] if posix.startswith("./") else posix, safe=_URI_SAFE)
+    return "file://" + ("" if posix.startswith("/") else "/") + quote(posix, safe=_URI_SAFE)
 
 
-def _location(where: Location) -> list[dict[str, Any]]:
+def artifact_location(path: str, root: str) -> dict[str, str]:
+    """A file's SARIF artifact location: its path relative to `root` with
+    the base ``%SRCROOT%``, or, outside `root`, its absolute ``file://`` URI.
+
+    >>> artifact_location("/repo/stacks/prod stack.toml", "/repo"), artifact_location("/srv/stack.toml", "/repo")
+    ({'uri': 'stacks/prod%20stack.toml', 'uriBaseId': '%SRCROOT%'}, {'uri': 'file:///srv/stack.toml'})
+    """
+    if _WINDOWS_DRIVE.match(path) and os.sep == "/":  # a Windows path read here: nothing to be relative to
+        return {"uri": _file_uri(path)}
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:  # another drive (Windows)
+        return {"uri": _file_uri(absolute)}
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        return {"uri": _file_uri(absolute)}
+    posix = relative.replace(os.sep, "/") if os.sep != "/" else relative
+    return {"uri": quote(posix, safe=_URI_SAFE), "uriBaseId": SRCROOT}
+
+
+def _location(where: Location, root: str) -> list[dict[str, Any]]:
     if where.file is None:
         return []
     return [{
         "physicalLocation": {
-            "artifactLocation": {"uri": artifact_uri(where.file)},
+            "artifactLocation": artifact_location(where.file, root),
             # a key the file does not set (a missing [model]) points at the file's first line
             "region": {"startLine": where.line or 1},
         },
@@ -99,7 +132,7 @@ def _rule(rule_id: str, findings: list[Finding]) -> dict[str, Any]:
     }
 
 
-def _result(report: Report, finding: Finding, rule_index: int) -> dict[str, Any]:
+def _result(report: Report, finding: Finding, rule_index: int, root: str) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "id": finding.id,
         "components": list(finding.components),
@@ -115,7 +148,7 @@ def _result(report: Report, finding: Finding, rule_index: int) -> dict[str, Any]
         "ruleIndex": rule_index,
         "level": LEVELS[finding.severity],
         "message": {"text": finding.message},
-        "locations": _location(report.location(finding)),
+        "locations": _location(report.location(finding), root),
         "partialFingerprints": {"compatFindingId/v1": finding.id},
         "properties": properties,
     }
@@ -143,10 +176,12 @@ def render(reports: Report | Iterable[Report], *, min_severity: str = "info") ->
     for _, finding in shown:
         by_rule.setdefault(family(finding.id), []).append(finding)
     index = {rule_id: i for i, rule_id in enumerate(sorted(by_rule))}
+    root = repository_root()
     run: dict[str, Any] = {
         "tool": {"driver": _driver([_rule(rule_id, by_rule[rule_id]) for rule_id in sorted(by_rule)])},
+        "originalUriBaseIds": _bases(root),
         "invocations": [{"executionSuccessful": True}],
-        "results": [_result(report, finding, index[family(finding.id)]) for report, finding in shown],
+        "results": [_result(report, finding, index[family(finding.id)], root) for report, finding in shown],
         "properties": {"stacks": [{"path": r.stack.path, "ok": r.ok, "errors": len(r.errors),
                                    "warnings": len(r.warnings), "notes": len(r.infos)} for r in reports]},
     }
@@ -158,20 +193,28 @@ def render_error(error: CompatError) -> str:
     at its file and line: the upload step of a CI job gets a valid log."""
     notification: dict[str, Any] = {"level": "error", "message": {"text": str(error)},
                                     "descriptor": {"id": "input-error"}}
+    root = repository_root()
     if error.file and not error.file.startswith("<"):
         region = {"startLine": error.line} if error.line else {}
         if error.line and error.column:
             region["startColumn"] = error.column
-        location: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(error.file)}}
+        location: dict[str, Any] = {"artifactLocation": artifact_location(error.file, root)}
         if region:
             location["region"] = region
         notification["locations"] = [{"physicalLocation": location}]
     run = {
         "tool": {"driver": _driver([])},
+        "originalUriBaseIds": _bases(root),
         "invocations": [{"executionSuccessful": False, "exitCode": 2, "toolExecutionNotifications": [notification]}],
         "results": [],
     }
     return _dump(run)
+
+
+def _bases(root: str) -> dict[str, Any]:
+    """The run's originalUriBaseIds: where %SRCROOT% is (an absolute URI ending in "/")."""
+    uri = _file_uri(root)
+    return {SRCROOT: {"uri": uri if uri.endswith("/") else uri + "/"}}
 
 
 def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
