@@ -47,3 +47,41 @@ def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> s
     """A suffix for an error message: ``"; did you mean 'x'?"`` or nothing."""
     guess = nearest(word, choices, cutoff=cutoff)
     return f"; did you mean {guess!r}?" if guess else ""
+
+
+# The affixes a distribution's name carries that the name it is imported by
+# does not: `flashinfer-python` installs `flashinfer`, `py-cpuinfo`
+# `cpuinfo`, `python-dateutil` `dateutil`. (Only affixes with a separator:
+# `pydantic` is not imported as `dantic`.)
+_DISTRIBUTION_SUFFIXES = ("-python", "-py")
+_DISTRIBUTION_PREFIXES = ("python-", "py-")
+
+
+def import_names(distributions: Iterable[str]) -> dict[str, str]:
+    """The names people write for a distribution when they write the name
+    it is imported by, each mapped to the distribution (PEP 503 names).
+
+    The database holds no table of import names, so they are derived from
+    the distributions' own names by one rule: a name that ends in
+    ``-python`` or ``-py``, or starts with ``python-`` or ``py-``, is
+    written without that affix (`flashinfer-python`: `flashinfer`). A name
+    that is itself a distribution, or that two distributions derive, maps
+    to none.
+
+    >>> import_names(["flashinfer-python", "py-cpuinfo", "python-dateutil", "rpds-py", "pydantic", "vllm"])
+    {'flashinfer': 'flashinfer-python', 'cpuinfo': 'py-cpuinfo', 'dateutil': 'python-dateutil', 'rpds': 'rpds-py'}
+    >>> import_names(["foo-py", "foo-python"]), import_names(["foo", "foo-py"])
+    ({}, {})
+    """
+    names = {normalize(d) for d in distributions}
+    found: dict[str, str] = {}
+    twice: set[str] = set()
+    for name in sorted(names):
+        bare = next((name[: -len(s)] for s in _DISTRIBUTION_SUFFIXES if name.endswith(s)), None) or \
+            next((name[len(p):] for p in _DISTRIBUTION_PREFIXES if name.startswith(p)), None)
+        if not bare or bare in names:
+            continue
+        if bare in found:
+            twice.add(bare)
+        found[bare] = name
+    return {bare: name for bare, name in found.items() if bare not in twice}

@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from .._record import Fields, Record
 from .. import _toml
 from .._text import dotted_numbers
-from .._names import did_you_mean, is_name, nearest, normalize
+from .._names import did_you_mean, import_names, is_name, nearest, normalize
 from .._versions import admits_some
 from ..errors import StackError
 from ..knowledge.catalog import Gpu, parse_compute_capability
@@ -58,10 +58,14 @@ _TABLES = {
     "compat": ("ignore", "strict", "require_known", "overlay", "only_binary"),
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
+# The keys of the machine, by the name [packages] would read them as: one of them there is a misplaced key.
+_MACHINE_KEYS = {normalize(key): table for table in ("system", "hardware") for key in _TABLES[table] or ()}
 # Versions are ASCII digits and dots only (_text.dotted_numbers: a bare \d
 # also takes "３" and "٣", which no version parser reads).
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
 _BARE_KEY = r"(?a)[A-Za-z0-9_-]+"
+# A TOML integer or decimal float as a line writes it (3.10, 1_000, 6e2).
+_NUMBER = r"(?a)(?<![\w.])[+-]?\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d[\d_]*)?(?![\w.])"
 
 # Bounds on a stack (docs/reliability.md, "Readers"): the reader refuses,
 # with exit 2, any input past them, so that it never starts work it cannot
@@ -295,13 +299,33 @@ class _Reader:
             raise self.error(f"expected a table [{name}], got {_kind(value)}", (), name)
         return value
 
+    def written(self, value: int | float, table: tuple[str, ...], key: str) -> str:
+        """The number `value` at `key` as the stack wrote it (``3.10``,
+        which TOML reads as 3.1), from the text of its line; else as Python
+        shows it. An error that says to quote a number quotes this."""
+        number = _toml.locate(self.text, table, key) if self.text is not None else None
+        if number is not None and self.text is not None:
+            line = self.text.splitlines()[number - 1][: _toml.MAX_LINE]
+            for token in re.findall(_NUMBER, line.split("=", 1)[-1].split("#", 1)[0]):
+                try:
+                    if float(token.replace("_", "")) == value:
+                        return token
+                except ValueError:  # past the float range: not the number read
+                    continue
+        return repr(value)
+
+    def number_error(self, value: int | float, table: tuple[str, ...], key: str, what: str = "a version",
+                     name: str | None = None) -> StackError:
+        """`value` is a number where a string belongs: say what TOML read, and
+        the line to write instead (`name`: its key there, default `key`)."""
+        written = self.written(value, table, key)
+        read_as = "as a number" if written == repr(value) else f"as the number {value!r}"
+        return self.error(f"{what} must be a string: TOML reads {written} {read_as}; quote it: "
+                          f"{_show_key(name or key)} = \"{written}\"", table, key)
+
     def version(self, value: Any, table: tuple[str, ...], key: str, example: str) -> Version:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            raise self.error(
-                f"a version must be a string: TOML reads {value!r} as a number; quote it: {key} = \"{example}\"",
-                table,
-                key,
-            )
+            raise self.number_error(value, table, key)
         if not isinstance(value, str) or len(value) > MAX_VERSION or dotted_numbers(value.strip()) is None:
             raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key)
         try:
@@ -476,14 +500,14 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     _shape(data, read)
     for name in data:
         if name not in _TABLES:
-            raise read.error(f"unknown table{did_you_mean(name, _TABLES)}", (), name)
+            raise read.error(_unknown(name, None), (), name)
     for name, keys in _TABLES.items():
         table = read.table(data, name)
         if keys is None:
             continue
         for key in table:
             if key not in keys:
-                raise read.error(f"unknown key{did_you_mean(key, keys)}", (name,), key)
+                raise read.error(_unknown(key, name), (name,), key)
 
     head = read.table(data, "stack")
     schema = head.get("schema", SCHEMA)
@@ -529,6 +553,36 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
     )
 
 
+def _unknown(key: str, table: str | None) -> str:
+    """The error for a key that `table` does not have (None: a table the
+    file may not have), with the nearest known one: the table whose key it
+    is (`gpu` under [system] is [hardware] gpu), else a key of `table`
+    close to it, else the nearest key of another table.
+
+    >>> _unknown("pyhton", "system")
+    "unknown key; did you mean 'python'?"
+    >>> _unknown("gpu", "system")
+    'unknown key: gpu is a key of [hardware]; write it under [hardware]'
+    >>> _unknown("gpus", "system")
+    'unknown key; did you mean [hardware] gpu?'
+    >>> _unknown("python", None)
+    'unknown table: python is a key of [system]; write it under [system]'
+    """
+    what = "unknown key" if table is not None else "unknown table"
+    spelled = key.lower().replace("-", "_")
+    homes = {name: keys for name, keys in _TABLES.items() if keys and name != table}
+    found = [name for name, keys in homes.items() if spelled in keys]
+    if found:
+        return f"{what}: {spelled} is a key of {' and '.join(f'[{n}]' for n in found)}; write it under [{found[0]}]"
+    hint = did_you_mean(key, _TABLES if table is None else _TABLES[table] or ())
+    if hint:
+        return what + hint
+    guess = nearest(spelled, sorted({k for keys in homes.values() for k in keys}))
+    if guess is None:
+        return what
+    return f"{what}; did you mean {' or '.join(f'[{n}] {guess}' for n, keys in homes.items() if guess in keys)}?"
+
+
 def _overlay(table: Mapping[str, Any], read: _Reader, path: str | None) -> str | None:
     """[compat] overlay: a folder of the user's own facts, relative to the stack file
     (to the working directory for a stack without a file)."""
@@ -563,6 +617,8 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
             where,
             "platform",
         )
+    for key in ("cuda", "rocm"):
+        _not_a_label(table.get(key), key, read, db)
     cuda = read.version(table["cuda"], where, "cuda", "13.0") if "cuda" in table else None
     rocm = read.version(table["rocm"], where, "rocm", "7.0") if "rocm" in table else None
     driver = read.version(table["driver"], where, "driver", "580.95.05") if "driver" in table else None
@@ -590,6 +646,22 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
                   glibc=glibc, index=index)
 
 
+def _not_a_label(value: Any, key: str, read: _Reader, db: Database) -> None:
+    """Refuse a PyTorch index label (``cu128``) where [system] `key` wants
+    a version, saying where each goes."""
+    said = db.cuda.label(value.strip()) if isinstance(value, str) and not dotted_numbers(value.strip()) else None
+    if said is None:
+        return
+    kind, version = said
+    label = value.strip()
+    if kind == "cpu":
+        advice = f"a stack without {'CUDA' if key == 'cuda' else 'ROCm'} leaves {key} out"
+    else:
+        advice = f"{kind} takes the version, {kind} = \"{version}\""
+    raise read.error(f"{label!r} is the label of a PyTorch index, not a version: {advice}; the label goes in "
+                     f"[system] index = \"{label}\" (the index the builds come from)", ("system",), key)
+
+
 def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: System) -> Hardware:
     where = ("hardware",)
     gpu = None
@@ -606,11 +678,7 @@ def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: Sys
     if "compute_capability" in table:
         value = table["compute_capability"]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            raise read.error(
-                f"a compute capability must be a string: TOML reads {value!r} as a number; quote it: compute_capability = \"{value}\"",
-                where,
-                "compute_capability",
-            )
+            raise read.number_error(value, where, "compute_capability", "a compute capability")
         if not isinstance(value, str) or len(value) > 32 or not value.isascii():
             raise read.error(f"expected a string such as \"9.0\" or \"sm_90\", got {_kind(value)}", where, "compute_capability")
         try:
@@ -746,6 +814,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
     squashed = {n.replace("-", ""): n for n in known}
     packages: dict[str, PackageSpec] = {}
     untracked: list[str] = []
+    imported: dict[str, str] | None = None  # import name -> distribution: made for the first name not tracked
     if len(table) > MAX_PACKAGES:
         raise read.error(
             f"{len(table):,} packages: a stack is limited to {MAX_PACKAGES:,} (split the deployment, or mark "
@@ -779,15 +848,27 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
         else:
             version = value
         if isinstance(version, (int, float)) and not isinstance(version, bool):
-            raise read.error(
-                f"a version must be a string: TOML reads {version!r} as a number; quote it: {key} = \"{version}\"",
-                where,
-                key,
-            )
+            raise read.number_error(version, where, key, name="version" if isinstance(value, Mapping) else None)
         if not isinstance(version, str):
             raise read.error(f"expected a version or specifier string, got {_kind(version)}", where, key)
         specifier, build = _specifier(version, read, key)
         if name not in known and not external:
+            if name in _MACHINE_KEYS:  # cuda = "12.8" one table too low
+                home = _MACHINE_KEYS[name]
+                raise read.error(f"{key} is not a package but a key of [{home}]: write it under [{home}] "
+                                 f"(or {key} = {{ version = \"...\", external = true }} for a package of that name)",
+                                 where, key)
+            if imported is None:
+                imported = import_names(known)
+            guess = imported.get(name)
+            if guess is not None:
+                raise read.error(
+                    f"unknown package {key!r}; did you mean {guess!r}? ([packages] names a distribution as pip "
+                    f"installs it, not as Python imports it; write {key} = {{ version = \"...\", external = true }} "
+                    "if it is right)",
+                    where,
+                    key,
+                )
             guess = nearest(name, known, cutoff=0.8)
             if guess is not None:
                 raise read.error(
@@ -883,7 +964,8 @@ def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
             raise read.error("not an environment variable name (no =, NUL or control character; not empty)",
                              ("env",), key)
         if not isinstance(value, str):
-            shown = str(value).lower() if isinstance(value, bool) else value
+            shown = str(value).lower() if isinstance(value, bool) else \
+                read.written(value, ("env",), key) if isinstance(value, (int, float)) else value
             raise read.error(f"expected a string, got {_kind(value)}; quote it: {key} = \"{shown}\"", ("env",), key)
         env[key] = value
     return env
