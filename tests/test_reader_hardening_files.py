@@ -288,3 +288,59 @@ def test_fuzz_mutated_site_packages_long(tmp_path, db):
     counts = fuzz_environments(count, 1205, tmp_path, db)
     print(counts)
     assert counts["read"] + counts["refused"] == count
+
+
+# -- the names graph, a snapshot's header looked up -----------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "huge", "folder"])
+def test_a_names_graph_that_is_not_a_bounded_regular_file_is_refused(tmp_path, kind):
+    """Found by tests/test_fuzz_readers.py: an overlay's ``_graph.json`` linked
+    to /dev/zero was read until memory ran out (a FIFO would have hung)."""
+    from compat.knowledge.database import Database
+    from compat.knowledge.graph import GRAPH_FILE, read_graph
+
+    from .test_fuzz_readers import bounded
+
+    graph = hostile(tmp_path, kind).with_name(GRAPH_FILE)
+    (tmp_path / "metadata" / "vllm.jsonl").rename(graph)
+    (tmp_path / "constraints").mkdir()
+    with bounded(10):
+        for head in (False, True):
+            with pytest.raises(CompatError, match="cannot be read: (not a regular file|larger than 64 MiB)") as caught:
+                read_graph(str(tmp_path / "metadata"), head=head)
+            assert caught.value.file == str(graph)
+        with pytest.raises(CompatError, match="cannot be read"):
+            Database(str(tmp_path)).names()
+
+
+def test_an_overlay_names_graph_linked_to_dev_zero_is_one_line(tmp_path):
+    (tmp_path / "org" / "metadata").mkdir(parents=True)
+    (tmp_path / "org" / "metadata" / "_graph.json").symlink_to("/dev/zero")
+    (tmp_path / "stack.toml").write_text(STACK)
+    result = run_compat(tmp_path, "check", "stack.toml", COMPAT_DB_OVERLAY=str(tmp_path / "org"))
+    assert_one_line(result, "org/metadata/_graph.json")
+    assert "not a regular file" in result.stderr
+
+
+def test_a_snapshot_the_graph_is_built_from_is_read_within_its_bound(tmp_path, monkeypatch):
+    from compat.knowledge import graph
+
+    header = '{"schema": 1, "name": "alpha", "index": "https://x/", "taken": "2026-12-03"}\n'
+    (tmp_path / "alpha.jsonl").write_text(header + '{"version": "1.0", "requires_dist": ["numpy"]}\n' * 20)
+    assert graph.build_graph(str(tmp_path))["packages"] == ["alpha"]
+    monkeypatch.setattr(graph, "MAX_SNAPSHOT_BYTES", 500)  # the header alone is read within the snapshot's own bound
+    with pytest.raises(CompatError, match="cannot be read: larger than 500 bytes") as caught:
+        graph.build_graph(str(tmp_path))
+    assert caught.value.file == str(tmp_path / "alpha.jsonl")
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "huge"])
+def test_looking_up_a_release_in_a_snapshot_header_never_blocks_or_reads_on(tmp_path, kind):
+    from compat.knowledge.database import Database
+
+    from .test_fuzz_readers import bounded
+
+    hostile(tmp_path, kind)
+    with bounded(10):  # a FIFO opened for reading blocked until a writer came
+        assert Database(str(tmp_path)).may_list("vllm", "0.32.0") is False

@@ -305,9 +305,12 @@ class Database:
         for a component read already, which answers as cheaply."""
         if self._components.get(name) is not None:
             return False  # read already: `Component.exists` answers as cheaply
-        try:
-            with open(self.snapshot_path(name), "rb") as handle:
-                return f'"{version}"'.encode() in handle.readline()
+        from .._files import MAX_SNAPSHOT_BYTES, open_regular
+
+        try:  # a regular file of at most 64 MiB (a FIFO would block, /dev/zero never end a line): else the
+            # component is read, and its reader refuses the file, naming it
+            with open_regular(self.snapshot_path(name), MAX_SNAPSHOT_BYTES) as handle:
+                return f'"{version}"'.encode() in handle.readline(MAX_SNAPSHOT_BYTES + 1)
         except (OSError, UnicodeError):
             return False
 

@@ -41,7 +41,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from .._files import write_atomic
+from .._files import MAX_SNAPSHOT_BYTES, open_regular, read_bytes, read_text, write_atomic
 from .._names import normalize
 from ._schema import database_error, decode_text, is_string_list
 
@@ -160,8 +160,10 @@ def _entries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from .snapshot import decode_json, read_header
 
     header = read_header(path)
-    with open(path, "rb") as handle:
-        lines = handle.read().split(b"\n")[1:]
+    try:  # a regular file of at most 64 MiB, as every snapshot a check reads
+        lines = read_bytes(path, MAX_SNAPSHOT_BYTES).split(b"\n")[1:]
+    except OSError as exc:
+        raise database_error(f"cannot be read: {exc.strerror or exc}", file=path) from None
     entries = []
     for number, raw in enumerate(lines, start=2):
         if not raw.strip():
@@ -191,12 +193,8 @@ def write_graph(metadata_dir: str) -> bool:
     """Write ``_graph.json`` for the snapshots; returns whether it changed."""
     text = graph_text(build_graph(metadata_dir))
     path = os.path.join(metadata_dir, GRAPH_FILE)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
+    if read_text(path, MAX_SNAPSHOT_BYTES) == text:  # (a file that is not a bounded regular one is replaced)
+        return False
     write_atomic(path, text)
     return True
 
@@ -208,9 +206,12 @@ def read_graph(metadata_dir: str, *, head: bool = False) -> dict[str, Any] | Non
     ``reach``)."""
     path = os.path.join(metadata_dir, GRAPH_FILE)
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline()
-            rest = b"" if head and first.endswith(b"\n") else handle.read()
+        # a regular file of at most 64 MiB (the bundled one is 150 KiB): a link to /dev/zero or a FIFO is refused
+        with open_regular(path, MAX_SNAPSHOT_BYTES) as handle:
+            first = handle.readline(MAX_SNAPSHOT_BYTES + 1)
+            rest = b"" if head and first.endswith(b"\n") else handle.read(MAX_SNAPSHOT_BYTES + 1 - len(first))
+        if len(first) + len(rest) > MAX_SNAPSHOT_BYTES:
+            raise OSError(f"larger than {MAX_SNAPSHOT_BYTES // 2**20} MiB, the limit for this file")
         data = json.loads(first.decode("utf-8"))
         if rest.strip():
             edges = json.loads(rest.decode("utf-8"))
@@ -221,8 +222,8 @@ def read_graph(metadata_dir: str, *, head: bool = False) -> dict[str, Any] | Non
             data["required_by"] = edges["required_by"]
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:  # not UTF-8, not JSON
-        raise database_error(f"cannot be read: {exc}", file=path) from None
+    except (OSError, ValueError) as exc:  # not a bounded regular file, not UTF-8, not JSON
+        raise database_error(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
     except RecursionError:
         raise database_error("cannot be read: arrays or objects nested too deeply", file=path) from None
     if (

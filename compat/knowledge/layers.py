@@ -56,7 +56,8 @@ DATA_ENV = "COMPAT_DATA"
 OVERLAY_ENV = "COMPAT_DB_OVERLAY"
 STALE_DAYS = 60  # a check on snapshots older than this says so, once
 METADATA = "metadata"
-# what an overlay may hold, besides constraints/, metadata/ and options/
+# what an overlay may hold: these folders, and these files
+_OVERLAY_FOLDERS = ("constraints", METADATA, "options")
 _OVERLAY_FILES = ("gpus.toml", "models.toml")
 
 # --db-overlay, for the duration of one command (cli/__init__.py's _db_option)
@@ -207,6 +208,8 @@ class LayeredDatabase(Database):
         super().__init__(root)
         self.user = user
         self.overlay = overlay
+        if overlay is not None:
+            _check_folders(overlay)
         self.local = Database(overlay) if overlay is not None else None  # the overlay's own files, read alone
         # the metadata folders, lowest first: a snapshot of a package may be in any of them
         self.folders = [self.metadata_dir, *(os.path.join(f, METADATA) for f in (user, overlay) if f is not None)]
@@ -296,13 +299,6 @@ class LayeredDatabase(Database):
                 chosen = max(ranked)[2]
             self._chosen[name] = chosen
         return chosen
-
-    def may_list(self, name: str, version: str) -> bool:
-        # A snapshot that is not a regular file is never opened here (a FIFO
-        # would block): False, so the component is read, and its reader refuses it.
-        if self._components.get(name) is None and not _files.is_regular(self.snapshot_path(name)):
-            return False
-        return super().may_list(name, version)
 
     # -- components ------------------------------------------------------------
 
@@ -412,6 +408,17 @@ class LayeredDatabase(Database):
         if found is None and self.local is not None and self._sources is None:
             found = self.local.source(source_id)
         return found
+
+
+def _check_folders(overlay: str) -> None:
+    """Refuse an overlay whose constraints/, metadata/ or options/ is not a
+    folder: a file there (or a link to a device) would be read as no folder
+    at all, and the overlay's facts lost without a word."""
+    for part in _OVERLAY_FOLDERS:
+        path = os.path.join(overlay, part)
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise DatabaseError(f"not a folder (an overlay's {', '.join(f'{p}/' for p in _OVERLAY_FOLDERS)} are "
+                                "folders)", file=path)
 
 
 _ID = r'^id\s*=\s*"([^"]+)"'  # (patterns compile on first use: most runs need none)
