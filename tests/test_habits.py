@@ -1,8 +1,9 @@
-"""What users of pip, uv and pip-audit bring with them: the usual mistakes
-of a stack file (an import name under [packages], a key in the wrong table,
-an unquoted version, an index label for a version), each met with the line
-to write instead; and SARIF locations relative to the repository, as code
-scanning wants them."""
+"""What users of pip, uv and pip-audit bring with them: their flag names
+(-r/--requirement, -f, -o, --color, --debug), and the usual mistakes of a
+stack file (an import name under [packages], a key in the wrong table, an
+unquoted version, an index label for a version, a Windows path), each met
+with the line to write instead; and SARIF locations relative to the
+repository, as code scanning wants them."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ import json
 import textwrap
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
+from click.testing import CliRunner
 
 import compat
 from compat import cli
 from compat._names import import_names
 from compat.formats import sarif
 
+from .conftest import EXAMPLES, ROOT
+from .test_matrix import SMALL
+
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+ANSI = "\x1b["
 STACK = '[system]\npython = "3.12"\ncuda = "13.0"\n'
 
 
@@ -28,6 +35,10 @@ def run(capsys, *args):
         cli.main([str(a) for a in args])
     out = capsys.readouterr()
     return info.value.code, out.out, out.err
+
+
+def invoke(*args, env: dict | None = None):
+    return CliRunner().invoke(cli.cli, [str(a) for a in args], env=env)
 
 
 @pytest.fixture
@@ -42,6 +53,19 @@ def here(tmp_path, monkeypatch):
         return path
 
     return write
+
+
+def _commands(group: click.Group, ctx: click.Context, path: str = "compat"):
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from _commands(command, ctx, f"{path} {name}")
+        else:
+            yield f"{path} {name}", command
+
+
+def _options(command: click.Command) -> dict[str, click.Option]:
+    return {opt: p for p in command.params if isinstance(p, click.Option) for opt in p.opts}
 
 
 # -- SARIF ---------------------------------------------------------------------
@@ -158,3 +182,114 @@ def test_an_unquoted_version_is_quoted_as_written(capsys, here, text, said):
 ])
 def test_an_index_label_for_a_version_says_where_each_goes(capsys, here, text, said):
     assert said in _error(capsys, here, text)
+
+
+def test_a_windows_path_is_shown_with_slashes(capsys, here):
+    here("examples/h200.toml", STACK)
+    code, _, stderr = run(capsys, "check", "examples\\h200.toml")
+    assert code == 2 and stderr == ("compat: error: examples\\h200.toml: no such file; examples/h200.toml exists "
+                                    "(write / between folders, not \\)\n")
+    # as a POSIX shell passes the unquoted examples\h200.toml: the backslash is gone
+    code, _, stderr = run(capsys, "check", "examplesh200.toml")
+    assert code == 2 and "no such file; did you mean examples/h200.toml? (a POSIX shell drops the \\" in stderr
+    code, stdout, stderr = run(capsys, "check", "-f", "json", "examples\\h200.toml")
+    assert code == 2 and "examples/h200.toml exists" in json.loads(stdout)["error"]["text"]
+    # other inputs too, and no hint where no such file exists either way
+    assert "did you mean examples/h200.toml?" in run(capsys, "matrix", "examplesh200.toml")[2]
+    assert run(capsys, "check", "nowhere\\h200.toml")[2] == "compat: error: nowhere\\h200.toml: no such file\n"
+
+
+# -- flag names ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["-r", "--requirement", "--requirements"])
+def test_a_requirements_file_is_given_as_pip_gives_it(here, flag):
+    here("stack.toml", '[system]\npython = "3.12"\ncuda = "13.0"\n[hardware]\ngpu = "H200"\n')
+    here("r.txt", "vllm==0.32.0\n")
+    result = invoke("check", "stack.toml", flag, "r.txt")
+    assert result.exit_code == 0, result.output
+    assert "vllm 0.32.0" in result.output
+
+
+def test_f_is_format_and_o_is_output_on_every_command_outside_db():
+    root = click.Context(cli.cli, info_name="compat")
+    commands = dict(_commands(cli.cli, root))
+    with_format = {path for path, command in commands.items() if "--format" in _options(command)}
+    assert {"compat check", "compat matrix", "compat resolve", "compat why", "compat graph", "compat upgrade",
+            "compat diff", "compat outdated"} <= with_format
+    for path in with_format - {p for p in with_format if p.startswith("compat db ")}:
+        assert _options(commands[path])["--format"] is _options(commands[path]).get("-f"), path
+    for path in ("compat check", "compat matrix", "compat resolve", "compat graph", "compat upgrade", "compat diff",
+                 "compat outdated", "compat detect"):
+        assert _options(commands[path])["--output"] is _options(commands[path]).get("-o"), path
+    for path in ("compat check", "compat resolve", "compat upgrade", "compat diff", "compat outdated"):
+        assert list(_options(commands[path])["--color"].type.choices) == ["auto", "always", "never"], path
+
+
+def test_check_writes_its_report_with_o_and_keeps_its_exit_code(capsys, tmp_path):
+    out = tmp_path / "report.json"
+    code, stdout, stderr = run(capsys, "check", EXAMPLES / "broken-upgrade.toml", "-f", "json", "-o", out)
+    assert code == 1 and stdout == ""
+    assert stderr == f"wrote {out}: 1 stack, 3 error(s), 0 warning(s)\n"
+    assert json.loads(out.read_text(encoding="utf-8"))["ok"] is False
+    code, stdout, _ = run(capsys, "check", EXAMPLES / "h200-vllm.toml", "-o", "-")  # "-": standard output
+    assert code == 0 and "OK: 0 error(s)" in stdout
+
+
+def test_check_writes_the_error_form_of_bad_input_to_its_output(capsys, here):
+    here("bad.toml", "[system]\npython = 3.10\n")
+    code, stdout, stderr = run(capsys, "check", "bad.toml", "-f", "sarif", "-o", "compat.sarif")
+    assert code == 2 and stdout == "" and stderr.count("\n") == 1 and stderr.startswith("compat: error: bad.toml:2:")
+    log = json.loads(Path("compat.sarif").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False
+
+
+def test_matrix_writes_its_rows_with_o(capsys, here):
+    here("axes.toml", SMALL)
+    code, stdout, stderr = run(capsys, "matrix", "axes.toml", "-f", "json", "--output", "rows.json")
+    assert code == 0 and stdout == "" and "wrote rows.json: 1 row" in stderr
+    rows = json.loads(Path("rows.json").read_text(encoding="utf-8"))["rows"]
+    assert [row["cell"]["python"] for row in rows] == ["3.12"]
+
+
+@pytest.mark.parametrize(("args", "env", "coloured"), [
+    (["--color", "always"], {}, True),
+    (["--color", "always"], {"NO_COLOR": "1"}, True),  # what the command line says wins
+    (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+    ([], {"FORCE_COLOR": "1"}, True),  # auto: as before
+    ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
+    ([], {}, False),  # not a terminal
+])
+def test_color_is_chosen_as_uv_chooses_it(args, env, coloured):
+    result = invoke("check", EXAMPLES / "broken-upgrade.toml", *args,
+                    env={"NO_COLOR": None, "FORCE_COLOR": None, **env})
+    assert result.exit_code == 1 and (ANSI in result.stdout) is coloured
+
+
+def test_resolve_colours_the_report_of_a_failure_on_standard_error_as_asked():
+    result = invoke("resolve", EXAMPLES / "broken-upgrade.toml", "--color", "always")
+    assert result.exit_code == 1 and ANSI in result.stderr
+    assert ANSI not in invoke("resolve", EXAMPLES / "broken-upgrade.toml", "--color", "never",
+                              env={"FORCE_COLOR": "1"}).stderr
+
+
+def test_a_file_written_with_o_is_not_coloured_unless_asked(tmp_path):
+    out = tmp_path / "report.txt"
+    assert invoke("check", EXAMPLES / "broken-upgrade.toml", "-o", out, env={"FORCE_COLOR": "1"}).exit_code == 1
+    assert ANSI not in out.read_text(encoding="utf-8")
+
+
+def test_the_help_lists_debug_and_says_what_strict_means():
+    top = invoke("--help").output
+    assert "--debug" in top and "COMPAT_DEBUG=1" in top
+    strict = " ".join(invoke("check", "--help").output.split())
+    assert "--strict Warnings fail the check too: exit 1 on a warning as on an error." in strict
+    assert "Not pip-audit's -S/--strict, which fails on packages it could not audit" in strict
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "| `--debug` |" in page and "| `-f, --format [text\\|json\\|sarif\\|github\\|markdown]` |" in page
+
+
+def test_debug_before_the_command_is_taken_by_the_group_too():
+    result = invoke("--debug", "check", EXAMPLES / "h200-vllm.toml")
+    assert result.exit_code == 0, result.output

@@ -57,10 +57,10 @@ def _echo(message: str = "", **kwargs: object) -> None:
         raise CompatError(f"cannot write standard output ({exc.strerror or exc})") from None
 
 
-def _deliver(text: str, output: str | None, summary: str = "", color: bool | None = None) -> None:
+def _deliver(text: str, output: str | None, summary: str | None = "", color: bool | None = None) -> None:
     """`text` written to `output` (atomically: a reader never sees half of
-    it), saying so on standard error with `summary`; or, without `output`,
-    printed."""
+    it), saying so on standard error with `summary` (None: silently); or,
+    without `output`, printed."""
     if not output or output == "-":
         _echo(text, nl=False, color=color)
         return
@@ -72,12 +72,65 @@ def _deliver(text: str, output: str | None, summary: str = "", color: bool | Non
         if exc.filename:  # the system's own error (a permission): main() says it with the path
             raise
         raise CompatError(str(exc)) from None
-    click.echo(f"wrote {output}{summary}", err=True)
+    if summary is not None:
+        click.echo(f"wrote {output}{summary}", err=True)
 
 
 def _fail(error: CompatError | str) -> NoReturn:
+    if isinstance(error, CompatError):
+        error = _with_path_hint(error)
     click.echo(f"compat: error: {error}", err=True)
     sys.exit(EXIT_INPUT)
+
+
+def _with_path_hint(error: CompatError) -> CompatError:
+    """`error`, and if it is a file that does not exist because its path was
+    written as Windows writes paths, the path that does: ``examples\\h200.toml``
+    as ``examples/h200.toml``, and ``examplesh200.toml`` too (what a POSIX
+    shell makes of the unquoted ``examples\\h200.toml``)."""
+    if error.message != "no such file" or not error.file:
+        return error
+    path = error.file
+    if "\\" in path:
+        found = path.replace("\\", "/")
+        hint = f"{found} exists (write / between folders, not \\)" if os.path.isfile(found) else None
+    else:
+        found = _unglued(path)
+        hint = None if found is None else \
+            f"did you mean {found}? (a POSIX shell drops the \\ of an unquoted Windows path: write / between folders)"
+    if hint is None:
+        return error
+    import copy
+
+    hinted = copy.copy(error)
+    hinted.message = f"{error.message}; {hint}"
+    hinted.args = (hinted.message,)
+    return hinted
+
+
+def _unglued(path: str) -> str | None:
+    """The one file that `path` names once "/" is put back between folders
+    that exist (``examplesh200-vllm.toml``: ``examples/h200-vllm.toml``),
+    or None (none, or more than one)."""
+    found: list[str] = []
+
+    def walk(folder: str, rest: str, depth: int) -> None:
+        if depth and os.path.isfile(os.path.join(folder, rest)):
+            found.append(os.path.join(folder, rest))
+        if depth >= 8 or len(found) > 1:
+            return
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            return
+        for name in sorted(names):
+            if len(rest) > len(name) and rest.startswith(name) and os.path.isdir(os.path.join(folder, name)):
+                walk(os.path.join(folder, name), rest[len(name):], depth + 1)
+
+    folder, rest = os.path.split(path)
+    if rest:
+        walk(folder, rest, 0)
+    return found[0] if len(found) == 1 else None
 
 
 def _isatty(stream: Any) -> bool:
@@ -95,6 +148,33 @@ def _use_color(stream_isatty: bool) -> bool:
     if os.environ.get("FORCE_COLOR"):
         return True
     return stream_isatty
+
+
+def _colored(choice: str, stream: Any, output: str | None = None) -> bool:
+    """Whether to colour what goes to `stream` (or to the file `output`), as
+    --color says: always, never, or auto: on a terminal, unless NO_COLOR is
+    set; FORCE_COLOR colours elsewhere too (a file written with -o: never)."""
+    if choice != "auto":
+        return choice == "always"
+    return not (output and output != "-") and _use_color(_isatty(stream))
+
+
+def _format_option(choices: list[str], default: str, help: str | None = None) -> Callable[..., Any]:
+    """-f/--format, with `choices` (the first ones are the default)."""
+    return click.option("-f", "--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
+                        help=help)
+
+
+def _output_option(what: str, how: str = "atomically") -> Callable[..., Any]:
+    """-o/--output FILE: write `what` there instead of printing it."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+                        help=f"Write {what} here ({how}) instead of printing it.")
+
+
+_color_option = click.option(
+    "--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="Colour the text for people: always, never, or auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR: "
+         "elsewhere too).")
 
 
 class _Commands(click.Group):
@@ -119,6 +199,9 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="compat")
+@click.option("--debug", is_flag=True, expose_value=False,
+              help="On an internal error (exit 3), print its traceback (anywhere on the command line; or "
+                   "COMPAT_DEBUG=1).")
 def cli() -> None:
     """Check AI-inference deployment stacks against the constraints of their
     packages, hardware and options before an upgrade."""

@@ -6,12 +6,11 @@ import click
 
 from ..errors import CompatError
 from ..sources.detect import DEFAULT_TIMEOUT  # (the group imports this module for `compat detect` alone)
-from . import Seconds, _db_option, _deliver, _fail, cli
+from . import Seconds, _db_option, _deliver, _fail, _output_option, cli
 
 
 @cli.command()
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the stack here (atomically: a complete file or none) instead of printing it.")
+@_output_option("the stack", "atomically: a complete file or none")
 @click.option("--python", "python", metavar="PATH",
               help="Describe the environment of this interpreter (default: the one compat runs in).")
 @click.option("--timeout", type=Seconds(0.1), default=DEFAULT_TIMEOUT, show_default=True,

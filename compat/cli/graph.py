@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 
 from ..errors import CompatError
-from . import _db_option, _deliver, _fail, cli
+from . import _db_option, _deliver, _fail, _format_option, _output_option, cli
 
 
 @cli.command()
 @click.argument("stack", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True,
-              help="mermaid (GitHub draws it in a ```mermaid block of Markdown) or dot (Graphviz).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the graph here (atomically) instead of printing it.")
+@_format_option(["mermaid", "dot"], "mermaid",
+                help="mermaid (GitHub draws it in a ```mermaid block of Markdown) or dot (Graphviz).")
+@_output_option("the graph")
 @click.option("--ignore", "ignore", multiple=True, metavar="ID",
               help="A finding ID (* and ? allowed) whose conflict is not drawn (repeatable).")
 @_db_option

@@ -9,13 +9,14 @@ from contextlib import contextmanager
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, Seconds, _db_option, _echo, _fail, _isatty, cli
+from . import EXIT_FINDINGS, Seconds, _db_option, _deliver, _fail, _format_option, _isatty, _output_option, cli
 
 
 @cli.command()
 @click.argument("axes", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["github", "json", "markdown"]), default="github",
-              show_default=True, help="github: one line for fromJSON; json: rows with warnings; markdown: a support table.")
+@_format_option(["github", "json", "markdown"], "github",
+                help="github: one line for fromJSON; json: rows with warnings; markdown: a support table.")
+@_output_option("the matrix", "atomically; the exit code is the same")
 @click.option("--explain-excluded", is_flag=True,
               help="List each excluded combination with the finding that excluded it (standard error for github).")
 @click.option("--pairwise", is_flag=True,
@@ -30,8 +31,8 @@ from . import EXIT_FINDINGS, Seconds, _db_option, _echo, _fail, _isatty, cli
 @click.option("--deadline", type=Seconds(), default=900.0, show_default=True,
               help="Seconds the whole matrix may take; past them it stops with exit 2 (a matrix is all its cells).")
 @_db_option
-def matrix(axes: str, fmt: str, explain_excluded: bool, pairwise: bool, strength: int | None, seed: int,
-           rows_axis: str | None, columns_axis: str | None, max_rounds: int, deadline: float,
+def matrix(axes: str, fmt: str, output: str | None, explain_excluded: bool, pairwise: bool, strength: int | None,
+           seed: int, rows_axis: str | None, columns_axis: str | None, max_rounds: int, deadline: float,
            db_path: str | None) -> None:
     """The compatible combinations of AXES (an axes.toml), each resolved to a
     complete stack. Exit 0 with at least one, 1 if none works, 2 if the
@@ -66,12 +67,13 @@ def matrix(axes: str, fmt: str, explain_excluded: bool, pairwise: bool, strength
                        "matrix (--pairwise keeps fewer)", err=True)
         if explain_excluded:
             click.echo(render.excluded_text(result), err=True, nl=False)
-        _echo(render.github(result), nl=False)
+        text = render.github(result)
     elif fmt == "json":
-        _echo(render.json(result, explain=explain_excluded), nl=False)
+        text = render.json(result, explain=explain_excluded)
     else:
         assert shown_rows is not None
-        _echo(render.markdown(result, shown_rows, shown_columns, explain=explain_excluded), nl=False)
+        text = render.markdown(result, shown_rows, shown_columns, explain=explain_excluded)
+    _deliver(text, output, f": {len(result.rows)} row{'' if len(result.rows) == 1 else 's'}")
     if not result.rows:
         sys.exit(EXIT_FINDINGS)
 

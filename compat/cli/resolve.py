@@ -9,18 +9,21 @@ import sys
 import click
 
 from ..errors import CompatError
-from . import EXIT_FINDINGS, _db_option, _deliver, _echo, _fail, _isatty, _use_color, cli
+from . import (EXIT_FINDINGS, _color_option, _colored, _db_option, _deliver, _echo, _fail, _format_option,
+               _output_option, cli)
 from .stack import _fail_as, _stack_overlay
 
 
 @cli.command()
 @click.argument("stack", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the result here (atomically) instead of printing it.")
-@click.option("--format", "fmt", type=click.Choice(["toml", "requirements", "pylock"]), default="toml", show_default=True)
+@_output_option("the result")
+@_format_option(["toml", "requirements", "pylock"], "toml")
+@_color_option
 @click.option("--pre", is_flag=True, help="Allow pre-releases everywhere (by default only where a specifier names one).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
-def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int, db_path: str | None) -> None:
+def resolve(stack: str, output: str | None, fmt: str, color: str, pre: bool, max_rounds: int,
+            db_path: str | None) -> None:
     """Pin every package of STACK, and the tracked packages they need, to the
     newest versions that work on its machine. Exit 1 (with the reason and
     the smallest changes that work) when there are none."""
@@ -38,7 +41,8 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
             from ..formats.text import render as render_text
 
             assert resolution.report is not None
-            click.echo(render_text(resolution.report, color=_use_color(_isatty(sys.stderr))), err=True, nl=False)
+            colored = _colored(color, sys.stderr)
+            click.echo(render_text(resolution.report, color=colored), err=True, nl=False, color=colored)
             sys.exit(EXIT_FINDINGS)
     except CompatError as exc:
         _fail(exc)
@@ -62,7 +66,7 @@ def resolve(stack: str, output: str | None, fmt: str, pre: bool, max_rounds: int
 @click.argument("stack", required=False, type=click.Path(dir_okay=False))
 @click.option("--stack", "stack_path", type=click.Path(dir_okay=False), help="Show which constraints bind in this stack "
               "(or give it after NAME).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@_format_option(["text", "json"], "text")
 @_db_option
 def why(name: str, stack: str | None, stack_path: str | None, fmt: str, db_path: str | None) -> None:
     """Every constraint on NAME (a package, or python, cuda, driver, rocm,

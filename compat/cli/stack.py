@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import _db_option, _echo, _fail, _isatty, _use_color, cli
+from . import (_color_option, _colored, _db_option, _deliver, _fail, _format_option, _output_option, _with_path_hint,
+               cli)
 
 if TYPE_CHECKING:
     from ..engine.findings import Report
@@ -22,8 +23,9 @@ _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github"
 
 @cli.command()
 @click.argument("stacks", metavar="[STACK]...", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-r", "--requirements", "requirements", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
-              help="Packages from a requirements (or constraints) file, as pip reads it (repeatable; - for stdin).")
+@click.option("-r", "--requirement", "--requirements", "requirements", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE", help="Packages from a requirements (or constraints) file, as pip reads it (repeatable; - "
+                                   "for stdin).")
 @click.option("--pyproject", type=click.Path(dir_okay=False), metavar="FILE",
               help="Packages from a pyproject.toml: [project] dependencies, and the --extra and --group asked for.")
 @click.option("--pylock", type=click.Path(dir_okay=False), metavar="FILE",
@@ -38,14 +40,17 @@ _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github"
 @click.option("--python", "python", metavar="PATH",
               help="The interpreter whose Python, platform and glibc (and, with --env, distributions) are read "
                    "(default: the one running compat).")
-@click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True,
-              help="text for people; json; sarif for code scanning; github for workflow annotations; markdown for a "
-                   "pull-request comment or job summary.")
+@_format_option(list(_FORMATS), "text", help="text for people; json; sarif for code scanning; github for workflow "
+                "annotations; markdown for a pull-request comment or job summary.")
+@_output_option("the report", "atomically; the exit code is the same")
+@_color_option
 @click.option("-q", "--quiet", is_flag=True, help="Show only what fails the stack (its errors; with --strict, its "
               "warnings too) and the verdict.")
 @click.option("--min-severity", type=click.Choice(["error", "warning", "note"]), default="note", show_default=True,
               help="Leave out the findings below this severity (the exit code does not change).")
-@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option("--strict", is_flag=True,
+              help="Warnings fail the check too: exit 1 on a warning as on an error. Not pip-audit's -S/--strict, "
+                   "which fails on packages it could not audit (the nearest here: --require-known).")
 @click.option("--require-known", is_flag=True,
               help="A release or build the database does not hold is an error, not a warning.")
 @click.option("--only-binary", is_flag=True,
@@ -55,13 +60,13 @@ _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github"
 @click.option("--max-rounds", type=click.IntRange(min=1), default=2000, show_default=True, help="The resolver's budget.")
 @_db_option
 def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str | None, pylock: str | None,
-          extras: tuple[str, ...], groups: tuple[str, ...], env: bool, python: str | None, fmt: str, quiet: bool,
-          min_severity: str, strict: bool, require_known: bool, only_binary: bool, ignore: tuple[str, ...],
-          max_rounds: int, db_path: str | None) -> None:
+          extras: tuple[str, ...], groups: tuple[str, ...], env: bool, python: str | None, fmt: str,
+          output: str | None, color: str, quiet: bool, min_severity: str, strict: bool, require_known: bool,
+          only_binary: bool, ignore: tuple[str, ...], max_rounds: int, db_path: str | None) -> None:
     """Check each STACK (a stack.toml; - reads standard input), with the
-    packages of --requirements, --pyproject, --pylock and --env merged into
-    each (docs/inputs.md): exit 0 if every stack works, 1 if one does not,
-    2 if an input is bad."""
+    packages of -r/--requirement, --pyproject, --pylock and --env merged
+    into each (docs/inputs.md): exit 0 if every stack works, 1 if one does
+    not, 2 if an input is bad."""
     import gc
 
     # One short process whose objects all live until it exits: the cyclic
@@ -70,7 +75,7 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
     if python is not None and not python.strip():
         raise click.UsageError("--python: give an interpreter (a path, or a name on PATH), not an empty string")
     if not (stacks or requirements or pyproject or pylock or env):
-        raise click.UsageError("give a stack file (STACK), or the packages to check: --requirements, --pyproject, "
+        raise click.UsageError("give a stack file (STACK), or the packages to check: -r/--requirement, --pyproject, "
                                "--pylock or --env")
     # One stack file alone (the common case in CI) needs none of the readers
     # of other inputs: it is read as `compat.load_stack` reads it.
@@ -103,46 +108,49 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
 
             reports = [with_installed(report, ignore) for report in reports]
     except CompatError as exc:
-        _fail_as(fmt, exc)
-    _show_all(reports, fmt, quiet, "info" if min_severity == "note" else min_severity)
+        _fail_as(fmt, exc, output)
+    colored = fmt == "text" and _colored(color, sys.stdout, output)
+    text = _render_all(reports, fmt, quiet, "info" if min_severity == "note" else min_severity, colored)
+    errors, warnings = (sum(len(getattr(r, kind)) for r in reports) for kind in ("errors", "warnings"))
+    _deliver(text, output, f": {len(reports)} stack{'s' if len(reports) > 1 else ''}, {errors} error(s), "
+                           f"{warnings} warning(s)", color=colored)
     sys.exit(max(report.exit_code for report in reports))  # the worst stack's
 
 
-def _show_all(reports: list[Report], fmt: str, quiet: bool, min_severity: str) -> None:
-    """Print the reports of several stacks, in the order given: the text,
+def _render_all(reports: list[Report], fmt: str, quiet: bool, min_severity: str, color: bool) -> str:
+    """The reports of several stacks, in the order given: the text,
     markdown and github forms one after another; JSON an array of the
     report objects (one stack: the object alone); SARIF one log with one
     run for them all (code scanning refuses several runs of one tool in a
     file)."""
     if len(reports) == 1 or fmt not in ("json", "sarif"):
+        parts = []
         for number, report in enumerate(reports):
             if number and fmt in ("text", "markdown"):
-                _echo()
+                parts.append("\n")
             if quiet and fmt == "text" and len(reports) > 1:
-                _echo(f"{report.stack.path or '<stack>'}:")  # --quiet leaves out the heading that says which
-            _show(report, fmt, quiet, min_severity)
-        return
+                parts.append(f"{report.stack.path or '<stack>'}:\n")  # --quiet leaves out the heading that says which
+            parts.append(_render(report, fmt, quiet, min_severity, color))
+        return "".join(parts)
     import json
 
     module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
     if fmt == "sarif":
         failing = "warning" if any(r.strict for r in reports) else "error"
-        _echo(module.render(reports, min_severity=failing if quiet else min_severity), nl=False)
-        return
+        return str(module.render(reports, min_severity=failing if quiet else min_severity))
     logs = [json.loads(module.render(r, min_severity=r.failing if quiet else min_severity)) for r in reports]
-    _echo(json.dumps(logs, indent=2) + "\n", nl=False)
+    return json.dumps(logs, indent=2) + "\n"
 
 
-def _show(report: Report, fmt: str, quiet: bool, min_severity: str) -> None:
-    """Print `report` in `fmt`. --quiet keeps the errors and the verdict: the
+def _render(report: Report, fmt: str, quiet: bool, min_severity: str, color: bool) -> str:
+    """`report` in `fmt`. --quiet keeps the errors and the verdict: the
     text and markdown reports drop the rest, the others show errors alone."""
     module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
-    if fmt in ("text", "markdown"):
-        color = fmt == "text" and _use_color(_isatty(sys.stdout))
-        options = {"color": color} if fmt == "text" else {}
-        _echo(module.render(report, quiet=quiet, min_severity=min_severity, **options), nl=False, color=color)
-    else:
-        _echo(module.render(report, min_severity=report.failing if quiet else min_severity), nl=False)
+    if fmt == "text":
+        return str(module.render(report, quiet=quiet, min_severity=min_severity, color=color))
+    if fmt == "markdown":
+        return str(module.render(report, quiet=quiet, min_severity=min_severity))
+    return str(module.render(report, min_severity=report.failing if quiet else min_severity))
 
 
 def _stack_overlay(database: Database, stack: Stack | None) -> Database:
@@ -154,12 +162,14 @@ def _stack_overlay(database: Database, stack: Stack | None) -> Database:
     return with_overlay(database, stack.overlay)
 
 
-def _fail_as(fmt: str, error: CompatError) -> NoReturn:
+def _fail_as(fmt: str, error: CompatError, output: str | None = None) -> NoReturn:
     """Exit 2 with the one line on standard error; a format other than text
-    also prints its form of the error on standard output (JSON an error
-    object, SARIF a failed run, github an annotation on the line), so that
-    the next step of a pipeline has something to read."""
+    also prints its form of the error on standard output, or writes it to
+    `output` (JSON an error object, SARIF a failed run, github an
+    annotation on the line), so that the next step of a pipeline has
+    something to read."""
+    error = _with_path_hint(error)
     if fmt != "text":
         module = importlib.import_module(f"..formats.{_FORMATS[fmt]}", __package__)
-        _echo(module.render_error(error), nl=False)
+        _deliver(module.render_error(error), output, None)  # the error's one line says the rest
     _fail(error)

@@ -9,16 +9,15 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import _db_option, _deliver, _fail, _isatty, _use_color, cli
+from . import _color_option, _colored, _db_option, _deliver, _fail, _format_option, _output_option, cli
 
 if TYPE_CHECKING:
     from ..engine.plan import OutdatedReport, Plan
     from ..knowledge.database import Database
 
-_format = click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-                       show_default=True, help="text for people; json; markdown for a pull-request comment.")
-_output = click.option("-o", "--output", type=click.Path(dir_okay=False),
-                       help="Write the report here (atomically) instead of printing it.")
+_format = _format_option(["text", "json", "markdown"], "text",
+                         help="text for people; json; markdown for a pull-request comment.")
+_output = _output_option("the report")
 _ignore = click.option("--ignore", "ignore", multiple=True, metavar="ID",
                        help="Suppress a finding by ID in the checks (repeatable; * and ? allowed).")
 
@@ -30,9 +29,10 @@ _ignore = click.option("--ignore", "ignore", multiple=True, metavar="ID",
                    "(repeatable; python==3.12, cuda==13.0 and driver==580 name the machine).")
 @_output
 @_format
+@_color_option
 @_ignore
 @_db_option
-def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, ignore: tuple[str, ...],
+def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, color: str, ignore: tuple[str, ...],
             db_path: str | None) -> None:
     """Plan the upgrade of STACK to each --to: the fewest changes that reach
     it and pass a check (what moves, and why), and every known issue fixed or
@@ -40,7 +40,7 @@ def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, 
     stack. Exit 0 with a plan, 1 when none reaches the target."""
     from ..api import upgrade as plan_upgrade
 
-    _run(db_path, fmt, output, lambda database: plan_upgrade(stack, targets, database=database, ignore=ignore))
+    _run(db_path, fmt, output, color, lambda database: plan_upgrade(stack, targets, database=database, ignore=ignore))
 
 
 @cli.command()
@@ -48,32 +48,36 @@ def upgrade(stack: str, targets: tuple[str, ...], output: str | None, fmt: str, 
 @click.argument("new", type=click.Path(dir_okay=False))
 @_output
 @_format
+@_color_option
 @_ignore
 @_db_option
-def diff(old: str, new: str, output: str | None, fmt: str, ignore: tuple[str, ...], db_path: str | None) -> None:
+def diff(old: str, new: str, output: str | None, fmt: str, color: str, ignore: tuple[str, ...],
+         db_path: str | None) -> None:
     """What moves from OLD to NEW (two stack files, such as the two sides of a
     pull request) and what it changes for NEW: the same report as upgrade.
     Exit 0 if NEW passes a check, 1 if not."""
     from ..api import diff as plan_diff
 
-    _run(db_path, fmt, output, lambda database: plan_diff(old, new, database=database, ignore=ignore))
+    _run(db_path, fmt, output, color, lambda database: plan_diff(old, new, database=database, ignore=ignore))
 
 
 @cli.command()
 @click.argument("stack", type=click.Path(dir_okay=False))
 @_output
 @_format
+@_color_option
 @_ignore
 @_db_option
-def outdated(stack: str, output: str | None, fmt: str, ignore: tuple[str, ...], db_path: str | None) -> None:
+def outdated(stack: str, output: str | None, fmt: str, color: str, ignore: tuple[str, ...],
+             db_path: str | None) -> None:
     """For each package of STACK: the newest release it could move to without
     breaking anything else, and the newest release of all with what blocks it."""
     from ..api import outdated as find_outdated
 
-    _run(db_path, fmt, output, lambda database: find_outdated(stack, database=database, ignore=ignore))
+    _run(db_path, fmt, output, color, lambda database: find_outdated(stack, database=database, ignore=ignore))
 
 
-def _run(db_path: str | None, fmt: str, output: str | None,
+def _run(db_path: str | None, fmt: str, output: str | None, color: str,
          make: Callable[[Database], Plan | OutdatedReport]) -> NoReturn:
     """Load the database, `make` the report with it (the library's function,
     which reads the stack files, the --ignore patterns and the stacks'
@@ -84,14 +88,13 @@ def _run(db_path: str | None, fmt: str, output: str | None,
         result = make(Database.load(db_path))
     except CompatError as exc:
         _fail(exc)
-    _show(result, fmt, output)
+    _show(result, fmt, output, fmt == "text" and _colored(color, sys.stdout, output))
     sys.exit(result.exit_code)
 
 
-def _show(result: Plan | OutdatedReport, fmt: str, output: str | None) -> None:
+def _show(result: Plan | OutdatedReport, fmt: str, output: str | None, color: bool) -> None:
     from ..engine.plan import Plan
 
-    color = fmt == "text" and output is None and _use_color(_isatty(sys.stdout))
     if fmt == "markdown":
         from ..formats import markdown
 
