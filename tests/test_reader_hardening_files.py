@@ -290,7 +290,7 @@ def test_fuzz_mutated_site_packages_long(tmp_path, db):
     assert counts["read"] + counts["refused"] == count
 
 
-# -- the names graph, a snapshot's header looked up -----------------------------------------------
+# -- the names graph, a snapshot's header looked up, a WHEEL read through the library ----------------
 
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "huge", "folder"])
@@ -344,3 +344,43 @@ def test_looking_up_a_release_in_a_snapshot_header_never_blocks_or_reads_on(tmp_
     hostile(tmp_path, kind)
     with bounded(10):  # a FIFO opened for reading blocked until a writer came
         assert Database(str(tmp_path)).may_list("vllm", "0.32.0") is False
+
+
+def test_a_wheel_of_millions_of_tags_is_refused_through_the_library_too(tmp_path, db):
+    """An environment not read by `read_environment` (made by a program) is
+    held to the same bound when it is judged: counted, not expanded."""
+    import compat
+    from compat.sources.environment import Distribution, Environment
+
+    parts = ".".join(f"x{i}" for i in range(500))
+    bomb = Distribution("bomb", "1.0", (), None, (), (f"{parts}-{parts}-{parts}",),
+                        str(tmp_path / "bomb-1.0.dist-info"))
+    machine = load_stack({"system": {"python": "3.12"}}, db)
+    markers = {**machine.system.marker_environment(), "python_full_version": "3.12.7"}
+    environment = Environment("python", "python", markers, None, (bomb,))
+    stack = machine.replace(environment=environment)
+    for judge in (lambda: installed_findings(environment, stack), lambda: compat.check(stack, database=db)):
+        with pytest.raises(CompatError, match="more than 10,000") as caught:
+            judge()
+        assert caught.value.file == str(tmp_path / "bomb-1.0.dist-info" / "WHEEL")
+
+
+def test_a_distribution_whose_name_is_no_project_name_is_a_finding_not_dropped(tmp_path, db):
+    python = site(tmp_path, {
+        "~orch-2.0.dist-info": {"METADATA": metadata("~orch", "2.0")},  # what an interrupted pip leaves
+        "-1.0.dist-info": {"METADATA": "Metadata-Version: 2.1\nVersion: 1.0\n"},  # no Name, and no name in its folder
+        "bad name-1.0.dist-info": {"METADATA": metadata("bad name", "1.0")},
+        "empty-1.0.dist-info": {"RECORD": "x\n"},  # no METADATA at all
+        "fine-1.0.dist-info": {"METADATA": metadata("fine", "1.0", "Requires-Dist: legacy>=1")},
+    })
+    (tmp_path / "site-packages" / "legacy-1.0.egg-info").write_text(metadata("legacy", "1.0"))  # a file: its PKG-INFO
+    environment = read_environment(str(python))
+    stack = load_stack({"system": {"python": environment.python}}, db)
+    found = {f.id: f.message for f in installed_findings(environment, stack)}
+    assert set(found) == {"installed-metadata:~orch-2.0.dist-info", "installed-metadata:-1.0.dist-info",
+                          "installed-metadata:bad name-1.0.dist-info", "installed-metadata:empty"}, found
+    assert found["installed-metadata:~orch-2.0.dist-info"].startswith(
+        "~orch-2.0.dist-info: its name '~orch' is not a project name (pip ignores it)")
+    assert "its metadata has no Name" in found["installed-metadata:-1.0.dist-info"]
+    assert "it has no METADATA (or PKG-INFO) file" in found["installed-metadata:empty"]
+    assert sorted(environment.installed) == ["empty", "fine", "legacy"]  # fine's requirement: met by the egg-info file

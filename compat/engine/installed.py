@@ -44,7 +44,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .._names import normalize
 from ..knowledge.model import Source
-from ..sources.environment import Environment, Installed
+from ..sources.environment import Environment, Installed, wheel_tags_bounded
 from ..sources.stack import Stack
 from .findings import SEVERITY_ORDER, Finding, Report
 
@@ -87,11 +87,13 @@ class _Judge:
         self.findings: list[Finding] = []
 
     def run(self) -> list[Finding]:
-        for installed in self.environment.installed.values():
+        named = [(i, f"{i.distribution.name} {i.distribution.version}".strip())
+                 for i in self.environment.installed.values()]
+        for installed, who in [*named, *((i, i.name) for i in self.environment.unnamed)]:  # those by their folder
             if installed.problem is not None:
                 self.add(f"installed-metadata:{installed.name}", "error",
-                         f"{installed.distribution.name} {installed.distribution.version}: {installed.problem}; "
-                         "its requirements are not checked", (installed.name,), "status", installed, "METADATA")
+                         f"{who}: {installed.problem}; its requirements are not checked", (installed.name,),
+                         "status", installed, "METADATA")
                 continue
             self.requirements(installed)
             self.python(installed)
@@ -185,6 +187,8 @@ class _Judge:
             return
         from .builds import Platform
 
+        # read_environment refuses more (one that is not read so, a Distribution made by hand, too)
+        wheel_tags_bounded(tags, installed.distribution.metadata)
         platform = Platform(self.stack.system)
         parsed = [t for tag in tags for t in _expand(tag)]
         if not parsed or any(platform.accepts(*t) is not False for t in parsed):

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,8 @@ from ..knowledge._schema import MAX_DIGITS, has_long_number, is_string_list, one
 from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
-           "current_interpreter", "extras_named", "PLATFORM_NAMES", "start", "collect", "TooMuchOutput"]
+           "current_interpreter", "extras_named", "wheel_tags_bounded", "PLATFORM_NAMES", "start", "collect",
+           "TooMuchOutput"]
 
 # (sys.platform, platform.machine()) -> the stack's [system] platform
 PLATFORM_NAMES = {
@@ -132,9 +134,13 @@ def read_file(dist, name):
         return dist.read_text(name)
     import stat
     path = os.path.join(str(folder), name)
+    if not os.path.isdir(str(folder)):  # an .egg-info file: it is the PKG-INFO (importlib reads it so)
+        if name != "PKG-INFO":
+            return None
+        path = str(folder)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except IsADirectoryError:
         raise Refused(path, "not a regular file (a folder)")
@@ -158,8 +164,8 @@ def read_file(dist, name):
 
 def read(dist, location):
     text = read_file(dist, "METADATA") or read_file(dist, "PKG-INFO")
-    if text is None:
-        return None
+    if text is None:  # not dropped: pip skips it, saying so
+        return {"error": "it has no METADATA (or PKG-INFO) file", "metadata": str(getattr(dist, "_path", location))}
     fields = headers(text)
     missing = [f for f in ("Name", "Version") if f.lower() not in fields]
     if missing:
@@ -284,8 +290,27 @@ class Environment:
         for dist in self.distributions:
             name = normalize(dist.name) if _NAME.fullmatch(dist.name) else None
             if name is None or name in found:
-                continue  # pip ignores a leftover such as "~orch"; a later one of a name is a duplicate
+                continue  # a name that is no project name is `unnamed`; a later one of a name is a duplicate
             found[name] = _parse(name, dist, self.markers)
+        return found
+
+    @functools.cached_property
+    def unnamed(self) -> list[Installed]:
+        """The distributions whose name (their metadata's, or when it has
+        none their folder's) is no project name, such as the ``~orch``
+        folder an interrupted pip leaves: nothing can require them, and pip
+        ignores them, saying so. Each is named by its folder, and has a
+        problem: the environment check reports it (never dropped silently)."""
+        from .requirements import quote
+
+        found = []
+        for dist in self.distributions:
+            if _NAME.fullmatch(dist.name):
+                continue
+            folder = one_line(os.path.basename(dist.metadata.rstrip("/\\")) or dist.metadata, 200)
+            problem = f"its metadata cannot be read ({dist.error})" if dist.error is not None else \
+                f"its name {quote(dist.name)} is not a project name (pip ignores it)"
+            found.append(Installed(folder, dist, None, (), problem))
         return found
 
     @functools.cached_property
@@ -535,16 +560,13 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
     for entry in data["distributions"]:
         if "refused" in entry:
             raise StackError(one_line(str(entry["refused"]), 200), file=one_line(str(entry["file"]), 300))
-        if "error" in entry:
-            name = os.path.basename(entry["metadata"]).split("-", 1)[0]
+        if "error" in entry:  # named by its folder (foo-1.0.dist-info: foo)
+            name = re.sub(r"\.(dist|egg)-info\Z", "", os.path.basename(str(entry["metadata"]))).split("-", 1)[0]
             distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
             continue
         if not _text_or_none(entry["requires_python"]) or not is_string_list(entry["tags"]):
             raise TypeError(f"{entry['name']!r}: requires_python must be text or null, tags a list of text")
-        if wheel_tag_count(entry["tags"]) > MAX_WHEEL_TAGS:
-            raise StackError(f"its tags expand to more than {MAX_WHEEL_TAGS:,} (interpreter, abi, platform) tags, "
-                             "the limit for a WHEEL file",
-                             file=one_line(os.path.join(str(entry["metadata"]), "WHEEL"), 300))
+        wheel_tags_bounded(entry["tags"], str(entry["metadata"]))
         version = str(entry["version"])
         too_long = f"its Version has {len(version):,} characters" if len(version) > MAX_VERSION else None
         distributions.append(Distribution(
@@ -563,7 +585,7 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
     return Environment(interpreter, str(data["executable"]), markers, data["glibc"], tuple(distributions))
 
 
-def wheel_tag_count(tags: list[str]) -> int:
+def wheel_tag_count(tags: Sequence[str]) -> int:
     """How many (interpreter, abi, platform) tags a WHEEL file's Tag lines
     expand to, counted without expanding them.
 
@@ -576,6 +598,14 @@ def wheel_tag_count(tags: list[str]) -> int:
         if len(parts) == 3:
             total += (parts[0].count(".") + 1) * (parts[1].count(".") + 1) * (parts[2].count(".") + 1)
     return total
+
+
+def wheel_tags_bounded(tags: Sequence[str], metadata: str) -> None:
+    """Raise StackError, naming the WHEEL file in the folder `metadata`, when
+    its Tag lines expand to more than `MAX_WHEEL_TAGS` tags."""
+    if wheel_tag_count(tags) > MAX_WHEEL_TAGS:
+        raise StackError(f"its tags expand to more than {MAX_WHEEL_TAGS:,} (interpreter, abi, platform) tags, "
+                         "the limit for a WHEEL file", file=one_line(os.path.join(metadata, "WHEEL"), 300))
 
 
 def _text_or_none(value: Any) -> bool:
