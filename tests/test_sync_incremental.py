@@ -417,7 +417,7 @@ def test_db_status_says_when_from_where_how_many_and_what_the_last_sync_changed(
     assert lines[0].startswith("database ")
     assert f"2 packages (2 in use), 5 releases; taken " in lines[1] and f"from {index.url}" in lines[1]
     assert lines[2].startswith("         last sync ") and "5 releases, 0 of them not read again" in lines[2]
-    data = json.loads(CliRunner().invoke(cli, ["db", "status", "--db", str(database), "--format", "json"]).output)
+    data = json.loads(CliRunner().invoke(cli, ["db", "status", "--db", str(database), "-f", "json"]).output)
     [layer] = [layer for layer in data["layers"] if layer["layer"] == "database"]
     assert layer["packages"] == 2 and layer["releases"] == 5 and layer["indexes"] == [index.url]
     assert layer["last_sync"]["changes"]["alpha"] == {"new": ["2.0", "2.1rc1"]}

@@ -20,7 +20,7 @@ def db() -> None:
 
 
 @db.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: a list of the problems, each with its file, line, key and message (the exit code is the same).")
 @_db_option
 def lint(fmt: str, db_path: str | None) -> None:
@@ -63,7 +63,7 @@ def lint(fmt: str, db_path: str | None) -> None:
 
 @db.command()
 @click.argument("spec", metavar="NAME[==VERSION]")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_db_option
 def show(spec: str, fmt: str, db_path: str | None) -> None:
     """Everything the database knows of a component, or of one release of it
@@ -259,7 +259,7 @@ def sync(db_path: str | None, index_url: str | None, packages: tuple[str, ...], 
 
 
 @db.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: each layer with its folder, counts, dates, indexes and the last sync's record.")
 @_db_option
 def status(fmt: str, db_path: str | None) -> None:
@@ -346,7 +346,7 @@ def _render_status(data: dict[str, Any]) -> str:
 @db.command()
 @click.argument("old", type=click.Path(file_okay=False))
 @click.argument("new", type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def diff(old: str, new: str, fmt: str) -> None:
     """What changed between two databases' snapshots (OLD and NEW: database
     folders, or their metadata/ folders): versions new on the index,
@@ -383,7 +383,7 @@ def diff(old: str, new: str, fmt: str) -> None:
 
 
 @db.command("path")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json: every snapshot of every layer, with its date, its age and whether a check reads it.")
 @_db_option
 def path_(fmt: str, db_path: str | None) -> None:
