@@ -23,17 +23,20 @@ How a page's examples are found (docs/README.md says the same to writers):
   machine): those are counted and listed, each a skipped test.
 
 Where they run: each page in a folder of its own, which holds a copy of
-``examples/`` and the files of ``FIXTURES`` (those a page names without
-showing them); the page's blocks run in order there, so a file one block
-writes, the next can read. ``$ cat FILE`` shows a file; when it is not there
-and no earlier command of the page named it, the page defines it: the lines
-shown are written as FILE. ``compat`` runs in this process
-(``compat.cli.main``, and a command run before on the same files is not run
-again), ``cat``, ``echo`` and ``grep`` are done here, and the few other
-commands of ``SHELL_COMMANDS`` run in a shell; any other needs a not-run
-marker. compat sees the bundled database alone and the day
-``DOCS_DATE`` (as ``SOURCE_DATE_EPOCH``). The examples that name one of ``SLOW`` (seconds each) run
-only with ``pytest -m slow``, which runs every example of their pages.
+``examples/`` and ``docs/examples/`` (an example names a file by its path
+from the repository's root, as a reader runs it from a clone) and, for the
+few pages that still name files they do not show, that page's ``FIXTURES``;
+the page's blocks run in order there, so a file one block writes, the next
+can read. ``$ cat FILE`` shows a file; when it is not there and no earlier
+command of the page named it, the page defines it: the lines shown are
+written as FILE. ``compat`` runs in this process (``compat.cli.main``, and a
+command run before on the same files is not run again), ``cat``, ``echo``
+and ``grep`` are done here, and the few other commands of
+``SHELL_COMMANDS`` run in a shell; any other needs a not-run marker. compat
+sees the bundled database alone, the day ``DOCS_DATE`` (as
+``SOURCE_DATE_EPOCH``) and no program on ``PATH`` (no GPU tool). The
+examples that name one of ``SLOW`` (seconds each) run only with ``pytest -m
+slow``, which runs every example of their pages.
 
 When a page is stale, regenerate its outputs from the tool, never the other
 way round: ``python tests/test_docs.py PAGE`` prints, for each example that
@@ -70,30 +73,27 @@ NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(?P<reason>.*?)\s*-->$")
 HEREDOC = re.compile(r"\s<<-?\s*(['\"]?)(?P<end>\w+)\1\s*$")
 STDERR_TO = re.compile(r"\s2>\s*(?P<file>\S+)")
 
-# Files a page names without showing them, as the page describes them.
-_H200 = (ROOT / "examples" / "h200-vllm.toml").read_text(encoding="utf-8")
-FIXTURES: dict[str, str] = {
-    # integrations.md: "a working stack.toml and a deploy/stack-next.toml that
-    # moves Transformers past what vLLM 0.32.0 accepts"; upgrade.md and
-    # README.md: a stack.toml, an old.toml and a new.toml.
-    "stack.toml": _H200,
-    "old.toml": _H200,
-    "new.toml": (ROOT / "examples" / "h200-vllm-0.33.toml").read_text(encoding="utf-8"),
-    "deploy/stack-next.toml": (ROOT / "examples" / "transformers-too-new.toml").read_text(encoding="utf-8"),
-    # ci.md: a stack file whose GPU is mistyped, on its line 5.
-    "gpu-typo.toml": '[system]\npython = "3.12"\n\n[hardware]\ngpu = "H9000"\n',
-    # integrations.md: a driver too old for the stack's CUDA.
-    "olddrv.toml": ('[system]\npython = "3.12"\ncuda = "13.0"\ndriver = "535.104.05"\n\n'
-                    '[hardware]\ngpu = "H100"\n\n[packages]\nvllm = "0.32.0"\n'),
-    # matrix.md: an axes file whose GPU is mistyped, on its line 6.
-    "axes.toml": '[base.system]\ncuda = "13.0"\n\n[axes]\npython = ["3.12"]\ngpu = ["H100", "H1000"]\n',
-    # inputs.md: a stack of torch alone, resolved into a lock file.
-    "torch-stack.toml": ('[system]\npython = "3.12"\ncuda = "13.0"\n\n[hardware]\ngpu = "H100"\n\n'
-                         '[packages]\ntorch = "2.13.0"\n'),
+# The files the examples name are in examples/ and docs/examples/, by their
+# path from the repository's root, so that a reader can run an example from a
+# clone as the tests do. A few pages still name files they do not show; the
+# tests give those pages alone these files, by the names the pages use.
+EXAMPLE_FOLDERS = ("examples", "docs/examples")
+_EXAMPLE = {name: (ROOT / "examples" / f"{name}.toml").read_text(encoding="utf-8")
+            for name in ("h200-vllm", "h200-vllm-0.33")}
+FIXTURES: dict[str, dict[str, str]] = {
+    # a stack.toml, an old.toml and a new.toml for the library's calls
+    "docs/upgrade.md": {"stack.toml": _EXAMPLE["h200-vllm"], "old.toml": _EXAMPLE["h200-vllm"],
+                        "new.toml": _EXAMPLE["h200-vllm-0.33"]},
+    # a stack file whose GPU is mistyped, on its line 5
+    "docs/ci.md": {"gpu-typo.toml": (ROOT / "docs" / "examples" / "gpu-typo.toml").read_text(encoding="utf-8")},
 }
 
 # The environment every example runs in: the bundled database only (COMPAT_DATA,
-# the user data folder, is set to an empty one per page), no colour.
+# the user data folder, is set to an empty one per page), no colour, and a
+# PATH with no program on it (an empty folder per page): `compat detect`
+# finds no GPU tool, whatever the machine. The interpreter it describes is
+# the tests' own, which holds, as a fresh virtual environment does, none of
+# the packages the database tracks.
 ENVIRONMENT: dict[str, str | None] = {
     "COMPAT_DB": None, "COMPAT_DB_OVERLAY": None, "COMPAT_DEBUG": None,
     "NO_COLOR": "1", "FORCE_COLOR": None, "PIP_INDEX_URL": None, "COLUMNS": "80",
@@ -110,6 +110,9 @@ DOCS_DATE = datetime.date(2026, 12, 3)
 # run's budget (a lint of every line of every snapshot; a matrix over the
 # 96 cells of examples/axes.toml, or the 10,800 of axes-wide.toml).
 SLOW = ("compat db lint", "examples/axes")
+# (each as a word of its own: examples/axes.toml is slow, the small
+# docs/examples/axes-small.toml is not)
+_SLOW = re.compile("|".join(rf"(?<![^\s'\"]){re.escape(expensive)}" for expensive in SLOW))
 
 # The other commands an example may run (in a shell): quick ones on files.
 SHELL_COMMANDS = ("sed", "head", "tail", "sort", "wc", "diff", "ls", "mkdir", "cp", "mv", "rm", "touch", "printf")
@@ -272,7 +275,7 @@ def run_compat(args: list[str], stdin: str | None, root: Path) -> Printed:
 @contextlib.contextmanager
 def _isolated(root: Path, stdin: str | None = None):
     """Standard streams of their own (click's runner), the ENVIRONMENT, and the day DOCS_DATE."""
-    environment = {**ENVIRONMENT, "COMPAT_DATA": str(root / ".compat-data")}
+    environment = {**ENVIRONMENT, "COMPAT_DATA": str(root / ".compat-data"), "PATH": str(root / ".no-programs")}
     with CliRunner().isolation(input=stdin, env=environment) as streams:
         yield streams
 
@@ -411,16 +414,19 @@ def _stale(where: str, command: str, shown: str, printed: str) -> str:
 
 
 def slow(text: str) -> bool:
-    return any(expensive in text for expensive in SLOW)
+    return bool(_SLOW.search(text))
 
 
 def run_page(page: str, root: Path, *, everything: bool = True) -> tuple[list[str], Workspace]:
     """Run the examples of `page` in the folder `root` (all of them, or with
     `everything` false all but the slow commands); return the problems found."""
-    shutil.copytree(ROOT / "examples", root / "examples")
-    for name, text in FIXTURES.items():
+    for folder in EXAMPLE_FOLDERS:
+        if (ROOT / folder).is_dir():
+            shutil.copytree(ROOT / folder, root / folder)
+    for name, text in FIXTURES.get(page, {}).items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
+    (root / ".no-programs").mkdir()
     workspace = Workspace(root)
     blocks = page_blocks(page)
     shown_by_python = {id(b) for b in filter(None, (python_output(b, blocks) for b in blocks if b.kind == "python"))}
@@ -524,6 +530,24 @@ def test_the_cli_reference_is_what_the_commands_say():
 
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == reference(), (
         f"docs/cli.md is stale: regenerate it with `{COMMAND}`")
+
+
+def test_the_matrix_page_shows_a_support_table_the_default_run_compares():
+    """The markdown of `compat matrix` escapes what Markdown would read as
+    markup: an example of it runs in the default run, not only under -m slow."""
+    shown = [step for block in page_blocks("docs/matrix.md") if block.kind == "transcript" and block.not_run is None
+             for step in steps(block) if "--format markdown" in step.command and not slow(step.command)]
+    assert shown and any("\\>=" in step.shown and "\\<" in step.shown for step in shown)
+
+
+def test_every_file_of_docs_examples_is_one_a_page_names():
+    """docs/examples/ holds the files the pages name, each by the path a
+    reader types at the repository's root (or stands in for a fixture)."""
+    text = "\n".join((ROOT / page).read_text(encoding="utf-8") for page in PAGES)
+    fixtures = {content for files in FIXTURES.values() for content in files.values()}
+    for path in sorted(p for p in (ROOT / "docs" / "examples").rglob("*") if p.is_file()):
+        name = path.relative_to(ROOT).as_posix()
+        assert name in text or path.read_text(encoding="utf-8") in fixtures, f"{name}: no page names it"
 
 
 NOT_RUN_BLOCKS = [block for page in PAGES for block in page_blocks(page) if block.not_run is not None]
