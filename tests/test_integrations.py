@@ -29,8 +29,13 @@ class YamlError(ValueError):
     pass
 
 
+_QUOTED = re.compile(r"""^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*')\s+#.*$""")  # a quoted scalar, then a comment
+
+
 def _scalar(text: str, number: int):
     text = text.strip()
+    if quoted := _QUOTED.match(text):
+        text = quoted.group(1)
     if text.startswith('"'):
         if not text.endswith('"') or len(text) < 2:
             raise YamlError(f"line {number}: unterminated string")
@@ -146,6 +151,7 @@ def read_yaml(text: str):
 def test_the_reader_is_strict():
     assert read_yaml("a:\n  - b: 'x'\n    c: [d, e]\n  - f\nrun: |\n  one\n    two\n") == \
         {"a": [{"b": "x", "c": ["d", "e"]}, "f"], "run": "one\n  two\n"}
+    assert read_yaml('cron: "0 6 * * 1"   # weekly\nname: \'a # b\'\n') == {"cron": "0 6 * * 1", "name": "a # b"}
     for bad in ("a: {b: c}\n", "a: 1\na: 2\n", "a:\n  b: 1\n c: 2\n", "a: &x 1\n", "just words\n"):
         with pytest.raises(YamlError):
             read_yaml(bad)
@@ -270,17 +276,88 @@ def test_the_action_refuses_an_unknown_command(tmp_path):
 
 # -- the workflows of the docs ------------------------------------------------------------------------
 
+def _workflows(page: str) -> list[dict]:
+    doc = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [document for block in re.findall(r"```yaml\n(.*?)```", doc, re.S)
+            if isinstance(document := read_yaml(block), dict) and "jobs" in document]
+
+
+def _run_steps(page: str) -> list[dict]:
+    return [step for workflow in _workflows(page) for job in workflow["jobs"].values()
+            for step in job.get("steps", []) if "run" in step]
+
+
 def test_every_workflow_of_the_docs_reads_and_gives_the_action_only_its_inputs():
-    doc = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", doc, re.S)
-    assert len(blocks) >= 3
+    workflows = _workflows("integrations.md")
+    assert len(workflows) >= 3
     used = 0
-    for block in blocks:
-        document = read_yaml(block)
-        for job in (document.get("jobs") or {}).values() if isinstance(document, dict) else ():
+    for workflow in workflows:
+        for job in workflow["jobs"].values():
             for step in job.get("steps", []):
                 if step.get("uses", "").startswith("compat-dev/compat@"):
                     used += 1
                     assert set(step.get("with", {})) <= set(ACTION["inputs"]), step
                     assert "file" in step["with"]
     assert used >= 3
+
+
+def _github_bash(script: str, tmp_path: Path, compat: str) -> tuple[subprocess.CompletedProcess, str]:
+    """Run a workflow's `run` script as GitHub runs one without a `shell:`
+    (bash -e), with a stand-in `compat` first on PATH; the process and what
+    the script appended to $GITHUB_OUTPUT."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    fake = folder / "compat"
+    fake.write_text("#!/bin/sh\n" + compat)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    output = tmp_path / "output"
+    output.write_text("")
+    env = {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "GITHUB_OUTPUT": str(output)}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=30)
+    return done, output.read_text()
+
+
+NO_COMBINATION = """echo 'compat matrix: 0 of 96 combinations work' >&2\necho '{"include": []}'\nexit 1\n"""
+SOME_COMBINATIONS = """echo '{"include": [{"python": "3.12"}]}'\n"""
+
+
+def test_the_matrix_workflow_of_the_docs_fails_its_step_when_compat_fails(tmp_path):
+    """docs/matrix.md: "exit 1 (no combination works) fails this step". Under
+    bash -e the step stops at compat's exit 1 and gives no matrix."""
+    (step,) = [step for step in _run_steps("matrix.md") if step.get("id") == "compat"]
+    assert "shell" not in step  # GitHub's default: bash -e
+    done, output = _github_bash(step["run"], tmp_path, NO_COMBINATION)
+    assert done.returncode == 1, done
+    assert "matrix=" not in output
+    done, output = _github_bash(step["run"], tmp_path, SOME_COMBINATIONS)
+    assert done.returncode == 0, done
+    assert output == 'matrix={"include": [{"python": "3.12"}]}\n'
+
+
+def test_a_command_substitution_would_lose_the_exit_code(tmp_path):
+    """Why the docs write the matrix to a file first: `echo "matrix=$(compat …)"`
+    passes under bash -e whatever compat exits with."""
+    done, output = _github_bash('echo "matrix=$(compat matrix ci/axes.toml)" >> "$GITHUB_OUTPUT"', tmp_path,
+                                NO_COMBINATION)
+    assert done.returncode == 0 and output == 'matrix={"include": []}\n'
+
+
+def test_no_workflow_of_the_docs_runs_compat_inside_a_command_substitution():
+    steps = _run_steps("matrix.md") + _run_steps("integrations.md")
+    assert steps
+    for step in steps:
+        assert not re.search(r"\$\(\s*compat\b", step["run"]), step["run"]
+
+
+def test_the_action_fails_the_matrix_job_when_no_combination_works(tmp_path):
+    """docs/integrations.md: the action gives the empty matrix as its output,
+    then fails with compat's exit code, so the next job does not run."""
+    outputs, calls, _ = _run_step(tmp_path, "matrix", 1, file="ci/axes.toml", args="--pairwise")
+    assert outputs["exit-code"] == "1" and outputs["matrix"] == '{"include": []}'
+    last = STEPS[-1]
+    assert last.get("if") == "always()" and last["shell"] == "bash"
+    assert re.fullmatch(r"\$\{\{ steps\.run\.outputs\.exit-code \}\}", last["env"]["CODE"])
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", last["run"]],
+                          env={"PATH": os.environ["PATH"], "CODE": outputs["exit-code"]}, capture_output=True)
+    assert done.returncode == 1
