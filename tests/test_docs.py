@@ -532,6 +532,33 @@ def test_the_cli_reference_is_what_the_commands_say():
         f"docs/cli.md is stale: regenerate it with `{COMMAND}`")
 
 
+_SYNOPSIS = re.compile(r"^compat (?P<command>[a-z]+(?: [a-z]+)?) .*?--format (?P<choices>[a-z]+(?:\|[a-z]+)+)")
+
+
+def test_every_synopsis_lists_every_format_of_its_command():
+    """A synopsis (`compat check STACK... [--format text|json|...]`) names each
+    format the command takes, in the order its --help gives them."""
+    import click
+
+    from compat.cli import cli
+
+    context = click.Context(cli)
+    seen = []
+    for page in PAGES:
+        for block in page_blocks(page):
+            for line in block.lines if block.kind is None else ():
+                synopsis = _SYNOPSIS.match(line)
+                if synopsis is None:
+                    continue
+                command = cli
+                for word in synopsis.group("command").split():
+                    command = command.get_command(context, word) if isinstance(command, click.Group) else command
+                (option,) = [param for param in command.params if "--format" in param.opts]
+                assert synopsis.group("choices").split("|") == list(option.type.choices), f"{block.where}: {line}"
+                seen.append(synopsis.group("command"))
+    assert {"check", "matrix", "resolve", "why"} <= set(seen)
+
+
 def test_the_matrix_page_shows_a_support_table_the_default_run_compares():
     """The markdown of `compat matrix` escapes what Markdown would read as
     markup: an example of it runs in the default run, not only under -m slow."""
