@@ -154,3 +154,32 @@ def test_why_takes_the_stack_after_the_name_as_check_takes_it():
     assert run("why", "vllm", stack).stdout == run("why", "vllm", "--stack", stack).stdout
     both = run("why", "vllm", stack, "--stack", EXAMPLES / "broken-upgrade.toml")
     assert both.exit_code == 2 and "two stacks" in both.output
+
+
+def test_with_a_stack_why_shows_what_binds_first_and_counts_the_rest():
+    """`why gpu` on an H200 stack printed 82 lines of which 5 apply: what binds
+    is shown, and one line counts the rest (--all lists them, JSON has them all)."""
+    from click.testing import CliRunner
+
+    from compat.cli import cli
+
+    from .conftest import EXAMPLES
+
+    stack = str(EXAMPLES / "h200-vllm.toml")
+    short = CliRunner().invoke(cli, ["why", "gpu", stack])
+    full = CliRunner().invoke(cli, ["why", "gpu", stack, "--all"])
+    data = CliRunner().invoke(cli, ["why", "gpu", stack, "-f", "json"])
+    assert short.exit_code == full.exit_code == data.exit_code == 0
+    import json
+
+    constraints = json.loads(data.output)["constraints"]
+    binding = [c for c in constraints if c["binds"]]
+    shown = [line for line in short.output.splitlines() if line.endswith("]") and line[2:3] in "✓✗?!"]
+    assert len(shown) == len(binding) and len(binding) < len(constraints)
+    assert f"  and {len(constraints) - len(binding)} constraint(s) that do not bind this stack (--all lists them)" \
+        in short.output
+    assert len(full.output.splitlines()) > len(short.output.splitlines()) + 50
+    assert "blank: does not bind this stack" in full.output and "blank:" not in short.output
+    # without a stack, nothing binds or not: every constraint is listed
+    alone = CliRunner().invoke(cli, ["why", "gpu"])
+    assert "do not bind" not in alone.output and len(alone.output.splitlines()) > 50

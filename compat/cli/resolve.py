@@ -66,13 +66,15 @@ def resolve(stack: str, output: str | None, fmt: str, color: str, pre: bool, max
 @click.argument("stack", required=False, type=click.Path(dir_okay=False))
 @click.option("--stack", "stack_path", type=click.Path(dir_okay=False), help="Show which constraints bind in this stack "
               "(or give it after NAME).")
+@click.option("--all", "show_all", is_flag=True, help="With a STACK, list the constraints that do not bind it too "
+              "(the JSON report always has them all).")
 @_format_option(["text", "json"], "text")
 @_db_option
-def why(name: str, stack: str | None, stack_path: str | None, fmt: str, db_path: str | None) -> None:
+def why(name: str, stack: str | None, stack_path: str | None, show_all: bool, fmt: str, db_path: str | None) -> None:
     """Every constraint on NAME (a package, or python, cuda, driver, rocm,
     gpu): which release, rule, build or metadata imposes it, under which
-    conditions, and (with a STACK) which of them bind, the stack's own, and
-    what stops each newer release the stack admits."""
+    conditions, and (with a STACK) those that bind it, the stack's own, and
+    what stops each newer release the stack admits (--all: the others too)."""
     if stack and stack_path and stack != stack_path:
         raise click.UsageError(f"two stacks: {stack} and --stack {stack_path}; give one")
     stack_path = stack_path or stack
@@ -97,4 +99,4 @@ def why(name: str, stack: str | None, stack_path: str | None, fmt: str, db_path:
 
         _echo(json.dumps(report.to_dict(), indent=2))
     else:
-        _echo(render(report), nl=False)
+        _echo(render(report, show_all=show_all or loaded is None), nl=False)

@@ -480,9 +480,11 @@ def _mark(constraint: Constraint) -> str:
     return " ✓ "
 
 
-def render(report: WhyReport) -> str:
+def render(report: WhyReport, show_all: bool = False) -> str:
     """The report for people: the constraints, binding ones first, and with
-    a stack, why no newer release was chosen."""
+    a stack, why no newer release was chosen. With a stack and not
+    `show_all`, only what binds it is listed (as `uv pip tree --invert`
+    answers "why is this here"), and a line counts the rest."""
     head = f"Constraints on {report.label}"
     if report.stack is not None:
         what = "the stack has" if report.kind == "machine" else "chosen:"
@@ -492,10 +494,16 @@ def render(report: WhyReport) -> str:
         lines.append("  the stack does not resolve (compat check says why): its own pins are judged")
     if not report.constraints:
         lines.append("  none in the database")
+    hidden = 0
     for constraint in report.ordered():
+        if report.stack is not None and not show_all and not constraint.binds:
+            hidden += 1
+            continue
         mark = _mark(constraint) if report.stack is not None else ""
         when = f" when {constraint.conditions}" if constraint.conditions else ""
         lines.append(f" {mark}{constraint.origin}: {constraint.requirement}{when} [{constraint.layer}]")
+    if hidden:
+        lines.append(f"  and {hidden} constraint(s) that do not bind this stack (--all lists them)")
     if report.stopped or report.excluded:
         lines += ["", f"Why {report.target} {report.chosen} and not a newer release",
                   "  (each newer release the stack admits, pinned and checked: the errors it adds)"]
@@ -510,8 +518,8 @@ def render(report: WhyReport) -> str:
             lines.append(f"  {_listed(report.excluded)}: excluded by the stack's own {report.own}")
     if report.stack is not None:
         lines.append("")
-        lines.append("  ✓ binds and holds · ✗ binds and fails · ? binds, cannot be decided · ! a note or known issue "
-                     "that applies · blank: does not bind this stack")
+        legend = "  ✓ binds and holds · ✗ binds and fails · ? binds, cannot be decided · ! a note or known issue that applies"
+        lines.append(legend + (" · blank: does not bind this stack" if show_all else ""))
     return "\n".join(lines) + "\n"
 
 
