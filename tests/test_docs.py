@@ -101,7 +101,7 @@ ENVIRONMENT: dict[str, str | None] = {
 }
 
 # The day the pages' outputs were taken. A check says how old the database's
-# snapshot is when it is older than 60 days, so on a later day every example
+# snapshot is when it is older than 30 days, so on a later day every example
 # would print one more note: the examples run on this day.
 DOCS_DATE = datetime.date(2026, 12, 3)
 

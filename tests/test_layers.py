@@ -276,7 +276,7 @@ def test_lint_names_the_layer_of_each_problem(bundled, tmp_path):
 STALE_STACK = '[system]\npython = "3.12"\n\n[packages]\nalpha = "2.0"\nbeta = "0.9"\n'
 
 
-@pytest.mark.parametrize("alpha_age, beta_age, noted", [(100, 90, 90), (100, 10, None)])
+@pytest.mark.parametrize("alpha_age, beta_age, noted", [(100, 90, 90), (100, 10, None), (40, 31, 31), (40, 30, None)])
 def test_a_stale_snapshot_is_noted_once_from_the_newest_in_use(synced, tmp_path, alpha_age, beta_age, noted):
     root = tmp_path / "data"
     shutil.copytree(synced, root)
@@ -290,7 +290,7 @@ def test_a_stale_snapshot_is_noted_once_from_the_newest_in_use(synced, tmp_path,
         return
     assert [(f.id, f.severity, f.layer, f.details) for f in stale] == [
         ("snapshot:stale", "info", "metadata", {"taken": ago(noted), "age_days": noted})]
-    assert f"was taken {ago(noted)}, {noted} days ago (more than 60)" in stale[0].message
+    assert f"was taken {ago(noted)}, {noted} days ago (more than 30)" in stale[0].message
     assert render(report).count("compat db sync") == 1
 
 
@@ -310,7 +310,7 @@ def test_db_path_shows_each_layer_and_the_age_of_its_snapshots(bundled, tmp_path
                  1 snapshot, 1 in use; oldest alpha {ago(3)} (3 days ago), newest alpha {ago(3)} (3 days ago)
         overlay  {folder}
                  no snapshots
-        newest snapshot in use: alpha {ago(3)} (3 days ago); a check notes it once it is older than 60 days
+        newest snapshot in use: alpha {ago(3)} (3 days ago); a check notes it once it is older than 30 days
         """)
     data = json.loads(CliRunner().invoke(cli, ["db", "path", "--format", "json"]).output)
     assert [(layer["layer"], layer["read"]) for layer in data["layers"]] == [

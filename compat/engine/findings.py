@@ -72,7 +72,7 @@ FAMILIES = {
     "installed-platform": "An installed distribution was built for another platform than the environment's.",
     "installed-metadata": "An installed distribution's metadata cannot be read or parsed.",
     "installed-duplicate": "Two installed copies of one distribution: the first on sys.path is the one imported.",
-    "snapshot": "The newest package snapshot a check read is older than 60 days: releases and yanks since are "
+    "snapshot": "The newest package snapshot a check read is older than 30 days: releases and yanks since are "
                 "unknown to it.",
 }
 

@@ -54,7 +54,7 @@ __all__ = [
 
 DATA_ENV = "COMPAT_DATA"
 OVERLAY_ENV = "COMPAT_DB_OVERLAY"
-STALE_DAYS = 60  # a check on snapshots older than this says so, once
+STALE_DAYS = 30  # a check on snapshots older than this says so, once
 METADATA = "metadata"
 # what an overlay may hold: these folders, and these files
 _OVERLAY_FOLDERS = ("constraints", METADATA, "options")
