@@ -24,7 +24,8 @@ saying whether pip check looks:
   Python (pip check says so too, "is not supported on this platform");
 - ``installed-metadata:a``: a distribution whose metadata cannot be judged
   (unreadable, or a Requires-Dist or version that is not PEP 440/508; pip
-  check fails on it too);
+  check fails on it too); a warning for one pip ignores as invalid (no
+  valid name or version, no METADATA: what an interrupted install leaves);
 - ``installed-duplicate:a`` (warning): two distributions of one name on
   ``sys.path``; the later one is hidden.
 
@@ -44,7 +45,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .._names import normalize
 from ..knowledge.model import Source
-from ..sources.environment import Environment, Installed, wheel_tags_bounded
+from ..sources.environment import PIP_IGNORES, Environment, Installed, wheel_tags_bounded
 from ..sources.stack import Stack
 from .findings import SEVERITY_ORDER, Finding, Report
 
@@ -89,9 +90,15 @@ class _Judge:
     def run(self) -> list[Finding]:
         named = [(i, f"{i.distribution.name} {i.distribution.version}".strip())
                  for i in self.environment.installed.values()]
+        unnamed = {id(i) for i in self.environment.unnamed}
         for installed, who in [*named, *((i, i.name) for i in self.environment.unnamed)]:  # those by their folder
             if installed.problem is not None:
-                self.add(f"installed-metadata:{installed.name}", "error",
+                # one pip ignores too ("Ignoring invalid distribution": no valid name, no Name or Version, no
+                # METADATA, as an interrupted install leaves ~orch-2.0.dist-info): a warning, since pip check
+                # passes; one pip reads but cannot judge (a Requires-Dist that does not parse): an error
+                ignored = id(installed) in unnamed or any(reason in installed.problem for reason in PIP_IGNORES)
+                severity = "warning" if ignored else "error"
+                self.add(f"installed-metadata:{installed.name}", severity,
                          f"{who}: {installed.problem}; its requirements are not checked", (installed.name,),
                          "status", installed, "METADATA")
                 continue

@@ -91,6 +91,10 @@ def glibc_version():
 '''
 
 # Run as `python -c SCRIPT`: prints one JSON object. Kept to what CPython 3.8 has.
+# What the script below says of a distribution pip ignores as invalid (it lists it nowhere, and pip check
+# passes): the environment check makes each a warning, not an error.
+PIP_IGNORES = ("it has no METADATA (or PKG-INFO) file", "its metadata has no ")
+
 _SCRIPT = r'''
 import json, os, platform, sys
 MAX_METADATA = %d
