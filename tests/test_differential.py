@@ -10,7 +10,7 @@ check; every uv solution is accepted by compat.
 The problems: random sub-stacks of the tracked packages of the real
 snapshot, resolved with their whole closure (seeded, so a failure
 reproduces), and synthetic chains built to force deep backtracking. The
-default run takes COMPAT_DIFFERENTIAL_PROBLEMS (10) of them; `pytest -m slow`
+default run takes COMPAT_DIFFERENTIAL_PROBLEMS (6) of them; `pytest -m slow`
 runs 188.
 """
 
@@ -36,7 +36,7 @@ from .stubs import build_index, write_wheel
 from .test_resolve import synthetic_database
 
 # The default run compares a bounded sample; `pytest -m slow` runs the full 200.
-PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "10"))
+PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "6"))
 FULL = 200
 SYNTHETIC = 12
 PYTHON = ".".join(str(p) for p in sys.version_info[:3])

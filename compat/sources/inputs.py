@@ -92,7 +92,7 @@ def load_inputs(inputs: Inputs, db: Database, pending: PendingEnvironment | None
     if sum(1 for p in named if p in _STDIN) > 1:
         raise StackError("standard input (-) can be read once: give it for one input only", key="-")
     if not named and not inputs.env:
-        raise StackError("nothing to check: give a stack file, or the packages to check with --requirements, "
+        raise StackError("nothing to check: give a stack file, or the packages to check with -r/--requirement, "
                          "--pyproject, --pylock or --env")
     if (inputs.extras or inputs.groups) and not (inputs.pyproject or inputs.pylock):
         raise StackError("--extra and --group name extras and dependency groups of --pyproject or --pylock, "
