@@ -80,13 +80,7 @@ STDERR_TO = re.compile(r"\s2>\s*(?P<file>\S+)")
 EXAMPLE_FOLDERS = ("examples", "docs/examples")
 _EXAMPLE = {name: (ROOT / "examples" / f"{name}.toml").read_text(encoding="utf-8")
             for name in ("h200-vllm", "h200-vllm-0.33")}
-FIXTURES: dict[str, dict[str, str]] = {
-    # a stack.toml, an old.toml and a new.toml for the library's calls
-    "docs/upgrade.md": {"stack.toml": _EXAMPLE["h200-vllm"], "old.toml": _EXAMPLE["h200-vllm"],
-                        "new.toml": _EXAMPLE["h200-vllm-0.33"]},
-    # a stack file whose GPU is mistyped, on its line 5
-    "docs/ci.md": {"gpu-typo.toml": (ROOT / "docs" / "examples" / "gpu-typo.toml").read_text(encoding="utf-8")},
-}
+FIXTURES: dict[str, dict[str, str]] = {}
 
 # The environment every example runs in: the bundled database only (COMPAT_DATA,
 # the user data folder, is set to an empty one per page), no colour, and a

@@ -21,11 +21,13 @@ _INTRO = f"""\
 <!-- Generated from the click commands by `{COMMAND}`: edit the commands' help, not this page. -->
 
 Every command of `compat`, with its usage, what it does and its options, as
-`compat COMMAND --help` prints them. The exit codes are the same for every
+`compat COMMAND --help` prints them. The exit codes mean the same for every
 command: 0 when it did what it was asked (for a check: no conflict), 1 for a
 conflict (or, for `db lint`, a problem in the database) and nothing else, 2
-for input compat cannot use, 3 when compat itself failed
-([reliability.md](reliability.md#exit-codes)). `-h` is `--help` everywhere.
+for input compat cannot use, 3 when compat itself failed, and for `db sync`
+alone 4 when some package kept its old snapshot
+([reliability.md](reliability.md#exit-codes)). `-h` is `--help` everywhere,
+`-f` is `--format` and `-o` is `--output` wherever a command has them.
 The first table lists the commands; `compat db` has commands of its own.
 """
 
