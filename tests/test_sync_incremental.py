@@ -54,14 +54,20 @@ def test_a_second_sync_with_nothing_changed_requests_the_pages_alone(database, i
     assert snapshot_files(database) == written
 
 
-def test_a_new_release_is_the_only_file_read_again(database, index):
-    assert run_sync(database, index, "--quiet").exit_code == 0
+def publish_beta_1_2(index) -> str:
+    """Upload beta 1.2 to the test index (as a new release appears on a real one); its wheel's file name."""
     body = wheel("beta", "1.2")
     name = "beta-1.2-py3-none-any.whl"
     index.files[name] = body
     index.pages["beta"]["files"].append({
         "filename": name, "url": f"../../files/{name}", "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
         "upload-time": "2026-04-01T10:00:00.000000Z", "yanked": False, "size": len(body)})
+    return name
+
+
+def test_a_new_release_is_the_only_file_read_again(database, index):
+    assert run_sync(database, index, "--quiet").exit_code == 0
+    name = publish_beta_1_2(index)
     index.requests.clear()
     result = run_sync(database, index, "--quiet")
     assert result.exit_code == 0, result.output
@@ -394,12 +400,7 @@ def test_the_scheduled_sync_workflow_of_the_docs_runs_against_a_local_index(tmp_
     step("Commit what changed")
     assert git("rev-list", "--count", "HEAD") == commits
     # a new release on the index: the next run commits it, and says so
-    body = wheel("beta", "1.2")
-    name = "beta-1.2-py3-none-any.whl"
-    index.files[name] = body
-    index.pages["beta"]["files"].append({
-        "filename": name, "url": f"../../files/{name}", "hashes": {"sha256": hashlib.sha256(body).hexdigest()},
-        "upload-time": "2026-04-01T10:00:00.000000Z", "yanked": False, "size": len(body)})
+    publish_beta_1_2(index)
     step("Sync the database")
     step("Commit what changed")
     message = git("log", "-1", "--format=%B")

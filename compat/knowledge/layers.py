@@ -47,12 +47,14 @@ if TYPE_CHECKING:
     from .options import OptionCatalog
 
 __all__ = [
-    "DATA_ENV", "OVERLAY_ENV", "STALE_DAYS", "Layer", "LayeredDatabase", "user_data_dir", "sync_folder",
+    "DATA_ENV", "CACHE_ENV", "OVERLAY_ENV", "STALE_DAYS", "Layer", "LayeredDatabase", "user_data_dir", "user_cache_dir",
+    "sync_folder",
     "overlay_chosen", "open_layers", "layers_signature", "with_overlay", "layers_of", "layer_name", "is_local",
     "cites_local", "snapshot_taken", "stale_snapshot", "describe_layers", "render_layers",
 ]
 
 DATA_ENV = "COMPAT_DATA"
+CACHE_ENV = "COMPAT_CACHE"
 OVERLAY_ENV = "COMPAT_DB_OVERLAY"
 STALE_DAYS = 30  # a check on snapshots older than this says so, once
 METADATA = "metadata"
@@ -88,18 +90,43 @@ def user_data_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.p
     >>> user_data_dir({"HOME": "/Users/me"}, "darwin")
     '/Users/me/Library/Application Support/compat'
     """
-    explicit = environ.get(DATA_ENV)
+    return _per_user(environ, platform, DATA_ENV, ("compat",), ("Application Support", "compat"),
+                     "XDG_DATA_HOME", (".local", "share"))
+
+
+def user_cache_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.platform) -> str:
+    """The folder of what compat may lose without harm (a sync's journal):
+    ``$COMPAT_CACHE``, else the platform's convention for per-user caches.
+
+    >>> user_cache_dir({"COMPAT_CACHE": "/srv/cache"}, "linux")
+    '/srv/cache'
+    >>> user_cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "linux")
+    '/x/compat'
+    >>> user_cache_dir({"HOME": "/h"}, "linux")
+    '/h/.cache/compat'
+    >>> user_cache_dir({"HOME": "/Users/me"}, "darwin")
+    '/Users/me/Library/Caches/compat'
+    """
+    return _per_user(environ, platform, CACHE_ENV, ("compat", "Cache"), ("Caches", "compat"),
+                     "XDG_CACHE_HOME", (".cache",))
+
+
+def _per_user(environ: Mapping[str, str], platform: str, variable: str, windows: tuple[str, ...],
+              darwin: tuple[str, ...], xdg_variable: str, xdg_default: tuple[str, ...]) -> str:
+    """`variable` when set, else the folder the platform's convention gives
+    (under %LOCALAPPDATA%, ~/Library, or the XDG folder, whose variable is
+    ignored when it is not absolute, as the XDG specification says)."""
+    explicit = environ.get(variable)
     if explicit:
         return os.path.abspath(os.path.expanduser(explicit))
     home = environ.get("HOME") or os.path.expanduser("~")
     if platform == "win32":
-        base = environ.get("LOCALAPPDATA") or os.path.join(environ.get("USERPROFILE") or home, "AppData", "Local")
-    elif platform == "darwin":
-        base = os.path.join(home, "Library", "Application Support")
-    else:
-        xdg = environ.get("XDG_DATA_HOME", "")
-        base = xdg if os.path.isabs(xdg) else os.path.join(home, ".local", "share")
-    return os.path.join(base, "compat")
+        local = environ.get("LOCALAPPDATA") or os.path.join(environ.get("USERPROFILE") or home, "AppData", "Local")
+        return os.path.join(local, *windows)
+    if platform == "darwin":
+        return os.path.join(home, "Library", *darwin)
+    xdg = environ.get(xdg_variable, "")
+    return os.path.join(xdg if os.path.isabs(xdg) else os.path.join(home, *xdg_default), "compat")
 
 
 def sync_folder() -> str:

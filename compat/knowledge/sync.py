@@ -31,7 +31,6 @@ import datetime as _dt
 import functools
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Set as AbstractSet
@@ -55,34 +54,7 @@ from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_
 
 __all__ = ["LAST_SYNC", "diff_metadata", "read_last_sync", "SyncPlan", "SyncProgress", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
 
-CACHE_ENV = "COMPAT_CACHE"
 LAST_SYNC = "last-sync.json"  # in the metadata folder: what the last sync read, requested and changed
-
-
-def user_cache_dir(environ: Any = os.environ, platform: str = sys.platform) -> str:
-    """The folder of what a sync may lose without harm (its journal):
-    ``$COMPAT_CACHE``, else the platform's per-user cache folder.
-
-    >>> user_cache_dir({"COMPAT_CACHE": "/srv/cache"}, "linux")
-    '/srv/cache'
-    >>> user_cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "linux")
-    '/x/compat'
-    >>> user_cache_dir({"HOME": "/h"}, "linux")
-    '/h/.cache/compat'
-    >>> user_cache_dir({"HOME": "/Users/me"}, "darwin")
-    '/Users/me/Library/Caches/compat'
-    """
-    explicit = environ.get(CACHE_ENV)
-    if explicit:
-        return os.path.abspath(os.path.expanduser(explicit))
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if platform == "win32":
-        local = environ.get("LOCALAPPDATA") or os.path.join(environ.get("USERPROFILE") or home, "AppData", "Local")
-        return os.path.join(local, "compat", "Cache")
-    if platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "compat")
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    return os.path.join(xdg if os.path.isabs(xdg) else os.path.join(home, ".cache"), "compat")
 
 
 def journal_path(metadata_dir: str, index_url: str) -> str:
@@ -91,6 +63,8 @@ def journal_path(metadata_dir: str, index_url: str) -> str:
     cut short (_Journal): in the user cache folder, never in the database,
     which a failed sync leaves byte for byte as it was."""
     import hashlib
+
+    from .layers import user_cache_dir
 
     key = hashlib.sha256(f"{os.path.realpath(metadata_dir)}\n{index_url}".encode()).hexdigest()[:24]
     return os.path.join(user_cache_dir(), "sync", f"{key}.journal")
