@@ -12,6 +12,8 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from compat.cli import cli
 from compat.knowledge.index import IndexClient
@@ -457,3 +459,28 @@ def test_db_diff_of_a_folder_that_does_not_exist_is_one_line_exit_2(tmp_path, da
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"compat: error: {tmp_path / 'nowhere'}: no such folder (a database folder, or its metadata/ folder)"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.floats(allow_nan=False),
+                    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+                        st.sampled_from(["taken", "index", "releases", "reused", "requests", "changes", "new",
+                                         "yanked", "alpha", "x"]), children, max_size=5), max_leaves=20))
+@example({"taken": [1], "releases": {"a": 1}, "changes": {"x": 5, "y": {"new": 3}}, "reused": None})  # was exit 3
+def test_any_json_in_last_sync_is_read_or_passed_over_and_status_never_crashes(tmp_path, value):
+    """last-sync.json is an account a sync writes, but a user's folder may hold anything there."""
+    import shutil
+
+    from .conftest import ROOT
+
+    database = tmp_path / "db"
+    if not database.exists():  # a database with a snapshot: its layer is shown with its last sync
+        sync_database(database, ["regex"])
+        for name in ("regex.jsonl", "regex.wheels.jsonl"):
+            shutil.copy(ROOT / "data" / "metadata" / name, database / "metadata" / name)
+    (database / "metadata" / LAST_SYNC).write_text(json.dumps(value), encoding="utf-8")
+    record = read_last_sync(str(database / "metadata"))
+    assert record is None or isinstance(record, dict)
+    for fmt in ("text", "json"):
+        result = CliRunner().invoke(cli, ["db", "status", "--db", str(database), "-f", fmt])
+        assert result.exit_code == 0, result.output

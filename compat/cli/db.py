@@ -336,10 +336,9 @@ def _render_status(data: dict[str, Any]) -> str:
             lines.append(f"         unreadable: {', '.join(layer['unreadable'][:5])} (compat db lint says why)")
         last = layer["last_sync"]
         if last:
-            changes = last.get("changes") if isinstance(last.get("changes"), dict) else {}
-            lines.append(f"         last sync {last.get('taken')}: {last.get('releases')} releases, "
-                         f"{last.get('reused')} of them not read again, {last.get('requests')} requests; "
-                         f"{_changed_summary(changes)}")
+            lines.append(f"         last sync {last.get('taken', '?')}: {last.get('releases', '?')} releases, "
+                         f"{last.get('reused', '?')} of them not read again, {last.get('requests', '?')} requests; "
+                         f"{_changed_summary(last.get('changes', {}))}")
     return "\n".join(lines) + "\n"
 
 

@@ -252,9 +252,30 @@ _REUSED = ("snapshot", "journal")
 
 def read_last_sync(metadata_dir: str) -> dict[str, Any] | None:
     """The record the last sync of `metadata_dir` wrote (LAST_SYNC), or None
-    when there is none or it cannot be read (it is an account, not data)."""
+    when there is none or it cannot be read (it is an account, not data):
+    only its known keys, each of the type a sync writes (a value of another
+    type is left out; `changes` keeps the lists of version strings)."""
     text = _files.read_text(os.path.join(metadata_dir, LAST_SYNC), 4 * 1024 * 1024)
-    record = _json_object(text) if text is not None else {}
+    raw = _json_object(text) if text is not None else {}
+    record: dict[str, Any] = {}
+    for key in ("taken", "index"):
+        if isinstance(raw.get(key), str):
+            record[key] = raw[key][:300]
+    for key in ("packages", "releases", "reused", "requests", "refused"):
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
+            record[key] = value
+    changes = raw.get("changes")
+    if isinstance(changes, dict):
+        kept = {}
+        for name, changed in changes.items():
+            if isinstance(name, str) and isinstance(changed, dict):
+                lists = {kind: [v for v in versions if isinstance(v, str)] for kind, versions in changed.items()
+                         if isinstance(kind, str) and isinstance(versions, list)}
+                lists = {kind: versions for kind, versions in lists.items() if versions}
+                if lists:
+                    kept[name] = lists
+        record["changes"] = kept
     return record or None
 
 
