@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .._names import normalize
+from .._names import import_names, normalize
 from .._versions import overlap, spec_text
 from ..knowledge.conditions import LABELS, UNKNOWN, Condition, value_text
 from ..knowledge.database import Database, meets
@@ -276,11 +276,16 @@ class _Checker:
                     "unknown-release",
                     "metadata",
                 )
+        imported = import_names(self.db.names()) if self.stack.untracked else {}
         for name in self.stack.untracked:
+            meant = imported.get(name)
+            hint = (f"; did you mean {meant!r}? ([packages] names a distribution as pip installs it, not as "
+                    f"Python imports it; {name} may also be a project of its own)") if meant else ""
             self.add(
                 f"untracked:{name}",
                 "warning",
-                f"{name} is not tracked by the database; it is checked only against the requirements of other packages",
+                f"{name} is not tracked by the database; it is checked only against the requirements of other "
+                f"packages{hint}",
                 (name,),
                 "untracked",
                 "stack",

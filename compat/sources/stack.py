@@ -860,15 +860,11 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
                                  where, key)
             if imported is None:
                 imported = import_names(known)
-            guess = imported.get(name)
-            if guess is not None:
-                raise read.error(
-                    f"unknown package {key!r}; did you mean {guess!r}? ([packages] names a distribution as pip "
-                    f"installs it, not as Python imports it; write {key} = {{ version = \"...\", external = true }} "
-                    "if it is right)",
-                    where,
-                    key,
-                )
+            if name in imported:  # an import name, but perhaps a project of its own (multipart, dotenv):
+                untracked.append(name)  # the check's untracked warning says which distribution it may mean
+                packages[name] = PackageSpec(name=name, specifier=specifier, extras=extras, external=external,
+                                             written=version, build=build)
+                continue
             guess = nearest(name, known, cutoff=0.8)
             if guess is not None:
                 raise read.error(
