@@ -45,7 +45,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .._names import normalize
 from ..knowledge.model import Source
-from ..sources.environment import PIP_IGNORES, Environment, Installed, wheel_tags_bounded
+from ..sources.environment import Environment, Installed, wheel_tags_bounded
 from ..sources.stack import Stack
 from .findings import SEVERITY_ORDER, Finding, Report
 
@@ -90,14 +90,11 @@ class _Judge:
     def run(self) -> list[Finding]:
         named = [(i, f"{i.distribution.name} {i.distribution.version}".strip())
                  for i in self.environment.installed.values()]
-        unnamed = {id(i) for i in self.environment.unnamed}
         for installed, who in [*named, *((i, i.name) for i in self.environment.unnamed)]:  # those by their folder
             if installed.problem is not None:
-                # one pip ignores too ("Ignoring invalid distribution": no valid name, no Name or Version, no
-                # METADATA, as an interrupted install leaves ~orch-2.0.dist-info): a warning, since pip check
+                # one pip ignores too (an interrupted install's ~orch-2.0.dist-info): a warning, since pip check
                 # passes; one pip reads but cannot judge (a Requires-Dist that does not parse): an error
-                ignored = id(installed) in unnamed or any(reason in installed.problem for reason in PIP_IGNORES)
-                severity = "warning" if ignored else "error"
+                severity = "warning" if installed.distribution.invalid else "error"
                 self.add(f"installed-metadata:{installed.name}", severity,
                          f"{who}: {installed.problem}; its requirements are not checked", (installed.name,),
                          "status", installed, "METADATA")

@@ -91,10 +91,6 @@ def glibc_version():
 '''
 
 # Run as `python -c SCRIPT`: prints one JSON object. Kept to what CPython 3.8 has.
-# What the script below says of a distribution pip ignores as invalid (it lists it nowhere, and pip check
-# passes): the environment check makes each a warning, not an error.
-PIP_IGNORES = ("it has no METADATA (or PKG-INFO) file", "its metadata has no ")
-
 _SCRIPT = r'''
 import json, os, platform, sys
 MAX_METADATA = %d
@@ -169,11 +165,12 @@ def read_file(dist, name):
 def read(dist, location):
     text = read_file(dist, "METADATA") or read_file(dist, "PKG-INFO")
     if text is None:  # not dropped: pip skips it, saying so
-        return {"error": "it has no METADATA (or PKG-INFO) file", "metadata": str(getattr(dist, "_path", location))}
+        return {"error": "it has no METADATA (or PKG-INFO) file", "invalid": True,
+                "metadata": str(getattr(dist, "_path", location))}
     fields = headers(text)
     missing = [f for f in ("Name", "Version") if f.lower() not in fields]
     if missing:
-        return {"error": "its metadata has no %s" % " and no ".join(missing),
+        return {"error": "its metadata has no %s" % " and no ".join(missing), "invalid": True,
                 "metadata": str(getattr(dist, "_path", location))}
     requires = fields.get("requires-dist")
     if requires is None and read_file(dist, "requires.txt") is not None:
@@ -235,6 +232,9 @@ class Distribution(Record):
     tags: tuple[str, ...]  # the WHEEL file's tags (none for an egg or a source install)
     metadata: str  # its .dist-info (or .egg-info) folder
     error: str | None = None  # metadata that could not be read
+    # one pip ignores as invalid ("Ignoring invalid distribution": no METADATA, no Name or Version), and pip check
+    # passes on: the environment check warns of it, where metadata pip reads but cannot judge is an error
+    invalid: bool = False
 
 
 class Installed(Record):
@@ -314,7 +314,7 @@ class Environment:
             folder = one_line(os.path.basename(dist.metadata.rstrip("/\\")) or dist.metadata, 200)
             problem = f"its metadata cannot be read ({dist.error})" if dist.error is not None else \
                 f"its name {quote(dist.name)} is not a project name (pip ignores it)"
-            found.append(Installed(folder, dist, None, (), problem))
+            found.append(Installed(folder, dist._replace(invalid=True), None, (), problem))
         return found
 
     @functools.cached_property
@@ -566,7 +566,8 @@ def _environment(interpreter: str, data: dict[str, Any]) -> Environment:
             raise StackError(one_line(str(entry["refused"]), 200), file=one_line(str(entry["file"]), 300))
         if "error" in entry:  # named by its folder (foo-1.0.dist-info: foo)
             name = re.sub(r"\.(dist|egg)-info\Z", "", os.path.basename(str(entry["metadata"]))).split("-", 1)[0]
-            distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"]))
+            distributions.append(Distribution(name, "", (), None, (), (), entry["metadata"], entry["error"],
+                                              invalid=entry.get("invalid") is True))
             continue
         if not _text_or_none(entry["requires_python"]) or not is_string_list(entry["tags"]):
             raise TypeError(f"{entry['name']!r}: requires_python must be text or null, tags a list of text")
