@@ -135,6 +135,10 @@ def test_an_import_name_under_packages_suggests_the_distribution(capsys, here):
     here("stack.toml", STACK + '[packages]\nmultipart = "1.2.0"\n')
     code, stdout, _ = run(capsys, "check", "stack.toml")
     assert code == 0 and "did you mean 'python-multipart'?" in stdout
+    # cpuinfo is near py-cpuinfo as a typo would be (a near name is an error): as an import name it is not
+    here("stack.toml", STACK + '[packages]\ncpuinfo = "9.0.0"\n')
+    code, stdout, _ = run(capsys, "check", "stack.toml")
+    assert code == 0 and "did you mean 'py-cpuinfo'?" in stdout
     # --strict, where a warning fails: exit 1, the hint in the report
     here("stack.toml", STACK + '[packages]\nflashinfer = "0.7.2"\n')
     assert run(capsys, "check", "stack.toml", "--strict")[0] == 1

@@ -860,12 +860,9 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
                                  where, key)
             if imported is None:
                 imported = import_names(known)
-            if name in imported:  # an import name, but perhaps a project of its own (multipart, dotenv):
-                untracked.append(name)  # the check's untracked warning says which distribution it may mean
-                packages[name] = PackageSpec(name=name, specifier=specifier, extras=extras, external=external,
-                                             written=version, build=build)
-                continue
-            guess = nearest(name, known, cutoff=0.8)
+            # an import name (cpuinfo) may be a project of its own (multipart, dotenv): not a near name, but
+            # untracked, and the check's warning says which distribution it may mean
+            guess = nearest(name, known, cutoff=0.8) if name not in imported else None
             if guess is not None:
                 raise read.error(
                     f"unknown package {key!r}; did you mean {guess!r}? (write {key} = {{ version = \"...\", external = true }} if it is right)",
