@@ -318,23 +318,16 @@ def _lookup(host: str, port: int) -> list[Any]:
     return found
 
 
-def _connect(address: tuple[str, int], timeout: Any = socket._GLOBAL_DEFAULT_TIMEOUT,  # type: ignore[attr-defined]
-             source_address: Any = None) -> socket.socket:
-    """socket.create_connection, with the host's addresses from `_lookup`."""
+def _connect(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+    """socket.create_connection to the host's addresses from `_lookup` (an
+    address given as such is not looked up again), each in turn."""
     host, port = address
     error: OSError | None = None
-    for family, kind, proto, _, where in _lookup(host, port):
-        sock = socket.socket(family, kind, proto)
+    for *_, where in _lookup(host, port):
         try:
-            if timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
-                sock.settimeout(timeout)
-            if source_address:
-                sock.bind(source_address)
-            sock.connect(where)
-            return sock
+            return socket.create_connection(where[:2], *args, **kwargs)
         except OSError as exc:
             error = exc
-            sock.close()
     raise error if error is not None else OSError(f"no address for {host}")
 
 
