@@ -50,8 +50,8 @@ from .model import (
 from .paths import default_data_dir
 from .requires import parse_specifier
 from .snapshot import (
-    WHEELS, _release_version, line_reader, parse_version, release_table, requirement_problem, snapshot_release,
-    wheel_records,
+    _release_version, line_reader, parse_version, release_table, requirement_problem, snapshot_names,
+    snapshot_release, wheel_records,
 )
 
 if TYPE_CHECKING:
@@ -137,11 +137,7 @@ class Database:
             if graph:
                 names.update(graph["packages"])  # hundreds of snapshots: no need to list the folder
             elif os.path.isdir(self.metadata_dir):
-                names.update(
-                    f[: -len(".jsonl")]
-                    for f in os.listdir(self.metadata_dir)
-                    if f.endswith(".jsonl") and not f.endswith(WHEELS)
-                )
+                names.update(snapshot_names(os.listdir(self.metadata_dir)))
             self._names = names
         return self._names
 

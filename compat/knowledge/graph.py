@@ -58,10 +58,10 @@ def build_graph(metadata_dir: str) -> dict[str, Any]:
     packages: list[str] = []
     requires: dict[str, set[str]] = {}  # node -> the nodes its lines require
     seen: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # a line -> (its nodes under `package`, its targets)
-    for file in sorted(os.listdir(metadata_dir)):
-        if not file.endswith(".jsonl") or file.endswith(".wheels.jsonl"):
-            continue
-        path = os.path.join(metadata_dir, file)
+    from .snapshot import snapshot_names
+
+    for stem in snapshot_names(sorted(os.listdir(metadata_dir))):
+        path = os.path.join(metadata_dir, f"{stem}.jsonl")
         header, entries = _entries(path)
         name = normalize(header["name"])
         packages.append(name)

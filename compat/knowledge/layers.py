@@ -252,12 +252,7 @@ class LayeredDatabase(Database):
     def held(self, folder: str) -> frozenset[str]:
         """The packages with a snapshot in `folder` (listed once)."""
         if folder not in self._held:
-            try:
-                files = os.listdir(folder)
-            except OSError:
-                files = []
-            self._held[folder] = frozenset(f[: -len(".jsonl")] for f in files
-                                           if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl"))
+            self._held[folder] = _held(folder)
         return self._held[folder]
 
     # -- what exists -----------------------------------------------------------
@@ -709,11 +704,12 @@ def describe_layers(db: Database, today: _dt.date | None = None) -> dict[str, An
 
 def _held(folder: str) -> frozenset[str]:
     """The packages with a snapshot in `folder`."""
+    from .snapshot import snapshot_names
+
     try:
-        files = os.listdir(folder)
+        return frozenset(snapshot_names(os.listdir(folder)))
     except OSError:
         return frozenset()
-    return frozenset(f[: -len(".jsonl")] for f in files if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl"))
 
 
 def render_layers(data: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -47,7 +47,7 @@ from .model import Release
 from .requires import long_number, parse_requirement, parse_specifier, requirement_error
 
 __all__ = [
-    "Snapshot", "SnapshotRelease", "header_and_count", "read_header", "read_snapshot", "snapshot_problems", "write_snapshot",
+    "Snapshot", "SnapshotRelease", "header_and_count", "read_header", "read_snapshot", "snapshot_names", "snapshot_problems", "write_snapshot",
     "requirement_problem", "wheel_problem", "build_system_problem", "lacks_linux_wheel", "fetches_wheel",
 ]
 
@@ -781,6 +781,16 @@ def line_offsets(lines: list[str]) -> list[list[Any]]:
 
 
 WHEELS = ".wheels.jsonl"
+
+
+def snapshot_names(files: Iterable[str]) -> list[str]:
+    """The packages whose snapshots are among the file names `files`, in their
+    order (``vllm.jsonl``, not its wheel records ``vllm.wheels.jsonl``).
+
+    >>> snapshot_names(["vllm.jsonl", "vllm.wheels.jsonl", "_graph.json", "last-sync.json"])
+    ['vllm']
+    """
+    return [f[: -len(".jsonl")] for f in files if f.endswith(".jsonl") and not f.endswith(WHEELS)]
 
 
 def wheels_path(path: str) -> str:

@@ -50,7 +50,7 @@ from ._schema import Table
 from .graph import GRAPH_FILE, write_graph
 from .index import (DEFAULT_INDEX, IndexClient, IndexFile, Known, NotFound, ReleaseMetadata, host_name, project_name,
                     unmet_build_requirements)
-from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, wheels_path
+from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, snapshot_names, wheels_path
 
 __all__ = ["LAST_SYNC", "diff_metadata", "read_last_sync", "SyncPlan", "SyncProgress", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
 
@@ -290,7 +290,7 @@ def diff_metadata(old_dir: str, new_dir: str) -> dict[str, dict[str, list[str]]]
             files = os.listdir(folder)
         except OSError as exc:
             raise DatabaseError(f"cannot be read: {exc.strerror}", file=folder) from None
-        return {f[: -len(".jsonl")] for f in files if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
+        return set(snapshot_names(files))
 
     before, after = held(old_dir), held(new_dir)
     out: dict[str, dict[str, list[str]]] = {}
@@ -532,8 +532,7 @@ def _commit(metadata_dir: str, rendered: dict[str, tuple[str, str]], others: dic
         # names graph a check prunes the closure with (graph.py) is built from
         # it, and each package written is read back by the snapshot reader
         view = staging.folder("view")
-        snapshots = {f for f in os.listdir(metadata_dir) if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
-        snapshots |= {f for f in changed if f.endswith(".jsonl") and not f.endswith(".wheels.jsonl")}
+        snapshots = {f"{name}.jsonl" for name in snapshot_names([*os.listdir(metadata_dir), *changed])}
         for file in sorted(snapshots):
             source = staging.path(file) if file in changed else os.path.join(metadata_dir, file)
             _files.link_or_copy(source, os.path.join(view, file))
