@@ -452,6 +452,13 @@ def test_db_diff_lists_what_changed_between_two_copies(tmp_path, database, index
     assert data == {"beta": {"yanked": ["1.1"]}}
     same = CliRunner().invoke(cli, ["db", "diff", str(database), str(database)])
     assert same.output == "no difference\n"
+    # a package one side lacks: added or dropped, with the releases its snapshot holds
+    (before / "metadata" / "alpha.jsonl").unlink()
+    added = json.loads(CliRunner().invoke(cli, ["db", "diff", str(before), str(database), "-f", "json"]).output)
+    dropped = json.loads(CliRunner().invoke(cli, ["db", "diff", str(database), str(before), "-f", "json"]).output)
+    assert added["alpha"] == {"added": ["2.0", "2.1rc1"]} and dropped["alpha"] == {"dropped": ["2.0", "2.1rc1"]}
+    text = CliRunner().invoke(cli, ["db", "diff", str(before), str(database)]).output.splitlines()
+    assert "alpha: added 2.0, 2.1rc1" in text and text[-1].endswith("1 package(s) added")
 
 
 def test_db_diff_of_a_folder_that_does_not_exist_is_one_line_exit_2(tmp_path, database):

@@ -375,10 +375,10 @@ def diff(old: str, new: str, fmt: str) -> None:
     words = {"added": "added", "dropped": "dropped", "listed": "new on the index", "new": "newly kept",
              "yanked": "newly yanked", "removed": "no longer kept", "requirements": "requirements changed"}
     for name, changed in changes.items():
-        parts = [words[k] if v == ["*"] else f"{words[k]} {', '.join(v[:8])}{f' (+{len(v) - 8})' if len(v) > 8 else ''}"
+        parts = [f"{words[k]} {', '.join(v[:8])}{f' (+{len(v) - 8})' if len(v) > 8 else ''}".rstrip()
                  for k, v in changed.items()]
         _echo(f"{name}: {'; '.join(parts)}")
-    _echo(_changed_summary({k: v for k, v in changes.items()}) if changes else "no difference")
+    _echo(_changed_summary(changes) if changes else "no difference")
 
 
 @db.command("path")
@@ -409,15 +409,20 @@ def _emit(data: object, fmt: str, render: Callable[[Any], str]) -> None:
 
 
 def _changed_summary(changes: dict[str, dict[str, list[str]]]) -> str:
-    """One line on what the sync changed: new versions on the index, releases
-    newly kept, newly yanked, and releases whose requirements changed."""
+    """One line on what a sync (or db diff) changed: new versions on the
+    index, releases newly kept, newly yanked, no longer kept, whose
+    requirements changed, and packages added or dropped."""
     if not changes:
         return "nothing changed since the last snapshots"
-    counts = {key: sum(len(c.get(key, ())) for c in changes.values()) for key in ("listed", "new", "yanked", "requirements")}
-    words = {"listed": "new on the index", "new": "newly kept", "yanked": "newly yanked",
-             "requirements": "with changed requirements"}
-    parts = [f"{n} release(s) {words[k]}" for k, n in counts.items() if n]
+    counts = {key: sum(len(c.get(key, ())) for c in changes.values()) for key in _SUMMARY}
+    parts = [f"{n} release(s) {_SUMMARY[k]}" for k, n in counts.items() if n]
+    packages = {key: sum(key in c for c in changes.values()) for key in ("added", "dropped")}
+    parts += [f"{n} package(s) {key}" for key, n in packages.items() if n]
     return f"changed in {len(changes)} package(s): " + ", ".join(parts)
+
+
+_SUMMARY = {"listed": "new on the index", "new": "newly kept", "yanked": "newly yanked", "removed": "no longer kept",
+            "requirements": "with changed requirements"}
 
 
 class _Progress:

@@ -283,7 +283,8 @@ def diff_metadata(old_dir: str, new_dir: str) -> dict[str, dict[str, list[str]]]
     """Package -> what its snapshot in `new_dir` changes against the one in
     `old_dir` (as a sync reports it: `listed`, `new`, `yanked`,
     `requirements`, and `removed`: releases the new one no longer holds);
-    a package only one folder has is `added` or `dropped` whole. A snapshot
+    a package only one folder has is `added` or `dropped`, with the releases
+    its snapshot holds (an empty list: none, only versions listed). A snapshot
     that cannot be read raises DatabaseError, naming it."""
     def held(folder: str) -> set[str]:
         try:
@@ -295,14 +296,13 @@ def diff_metadata(old_dir: str, new_dir: str) -> dict[str, dict[str, list[str]]]
     before, after = held(old_dir), held(new_dir)
     out: dict[str, dict[str, list[str]]] = {}
     for name in sorted(before | after):
-        if name not in after:
-            out[name] = {"dropped": ["*"]}
+        old = read_snapshot(os.path.join(old_dir, f"{name}.jsonl")) if name in before else None
+        new = read_snapshot(os.path.join(new_dir, f"{name}.jsonl")) if name in after else None
+        if new is None or old is None:
+            whole = old if new is None else new
+            assert whole is not None
+            out[name] = {"dropped" if new is None else "added": [r.version for r in whole.releases]}
             continue
-        new = read_snapshot(os.path.join(new_dir, f"{name}.jsonl"))
-        if name not in before:
-            out[name] = {"added": [r.version for r in new.releases] or ["*"]}
-            continue
-        old = read_snapshot(os.path.join(old_dir, f"{name}.jsonl"))
         changed = _changes(old, new)
         removed = sorted({r.version for r in old.releases} - {r.version for r in new.releases})
         if removed:
