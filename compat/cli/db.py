@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -438,8 +439,6 @@ class _Progress:
         self._drawn = False
 
     def __call__(self, state: Any) -> None:
-        import time
-
         label = "listing projects" if state.phase == "pages" else "reading metadata"
         line = (f"compat db sync: {label} {state.done}/{state.total} ({state.package}), "
                 f"{state.requests} requests, {state.elapsed:.0f} s")

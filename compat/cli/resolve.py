@@ -99,4 +99,4 @@ def why(name: str, stack: str | None, stack_path: str | None, show_all: bool, fm
 
         _echo(json.dumps(report.to_dict(), indent=2))
     else:
-        _echo(render(report, show_all=show_all or loaded is None), nl=False)
+        _echo(render(report, show_all=show_all), nl=False)  # (without a stack, nothing is left out)

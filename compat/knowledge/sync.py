@@ -52,7 +52,8 @@ from .index import (DEFAULT_INDEX, IndexClient, IndexFile, Known, NotFound, Rele
                     unmet_build_requirements)
 from .snapshot import UNKNOWN, Snapshot, SnapshotRelease, read_snapshot, render_snapshot, snapshot_names, wheels_path
 
-__all__ = ["LAST_SYNC", "diff_metadata", "read_last_sync", "SyncPlan", "SyncProgress", "SyncResult", "load_plan", "sync", "index_url_from_environment"]
+__all__ = ["LAST_SYNC", "SyncPlan", "SyncProgress", "SyncResult", "diff_metadata", "index_url_from_environment",
+           "journal_path", "load_plan", "read_last_sync", "sync"]
 
 LAST_SYNC = "last-sync.json"  # in the metadata folder: what the last sync read, requested and changed
 
