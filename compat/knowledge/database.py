@@ -92,6 +92,8 @@ class Database:
         self._graph_head: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
         self._requirers_first: dict[str, int] | None = None
+        self._derived_names: set[str] | None = None
+        self._derived: dict[str, Any] = {}  # name -> its derived file, read (derived.DerivedFile)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -254,8 +256,49 @@ class Database:
     @property
     def sources(self) -> dict[str, Source]:
         if self._sources is None:
-            self._sources = _load_sources(os.path.join(self.constraints_dir, SOURCES_FILE))
+            self._sources = _with_derived(_load_sources(os.path.join(self.constraints_dir, SOURCES_FILE)), self)
         return self._sources
+
+    def derived_names(self) -> set[str]:
+        """The components with a file of derived facts (``derived/<name>.toml``, see derived.py)."""
+        if self._derived_names is None:
+            from .derived import DERIVED_DIR
+
+            try:
+                listed = os.listdir(os.path.join(self.root, DERIVED_DIR))
+            except OSError:
+                listed = []
+            self._derived_names = {f[: -len(".toml")] for f in listed if f.endswith(".toml") and not f.startswith("_")}
+        return self._derived_names
+
+    def derived(self, name: str) -> Any:
+        """The derived file of component `name`, read once (a derived.DerivedFile), or None."""
+        if name not in self.derived_names():
+            return None
+        if name not in self._derived:
+            from .derived import derived_path, read_derived
+
+            self._derived[name] = read_derived(derived_path(self.root, name), name)
+        return self._derived[name]
+
+    def derived_source_file(self, source_id: str) -> str | None:
+        """The derived file that defines `source_id`, or None."""
+        for name in sorted(self.derived_names()):
+            if source_id in self.derived(name).sources:
+                return self.derived(name).path  # type: ignore[no-any-return]
+        return None
+
+    def derived_sources(self) -> dict[str, Source]:
+        """The sources of every derived file, by ID (an ID two files give is refused)."""
+        out: dict[str, Source] = {}
+        for name in sorted(self.derived_names()):
+            derived = self.derived(name)
+            for source_id, source in derived.sources.items():
+                if source_id in out:
+                    raise DatabaseError("a source ID another derived file gives", file=derived.path,
+                                        key=f"source {source_id}")
+                out[source_id] = source
+        return out
 
     def source(self, source_id: str | None) -> Source | None:
         """One source by ID, reading only its own table of _sources.toml."""
@@ -264,7 +307,10 @@ class Database:
         if self._sources is not None:
             return self._sources.get(source_id)
         if source_id not in self._source_cache:
-            self._source_cache[source_id] = self._read_source(source_id)
+            found = self._read_source(source_id)
+            if found is None and self.derived_names():  # a derived fact's: its file names the file it was read in
+                found = self.derived_sources().get(source_id)
+            self._source_cache[source_id] = found
         return self._source_cache[source_id]
 
     def _read_source(self, source_id: str) -> Source | None:
@@ -363,6 +409,8 @@ class Database:
             if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
             component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
+        if name in self.derived_names():
+            _add_derived(component, self.derived(name))
         return component
 
 
@@ -670,7 +718,7 @@ _SHARED: dict[str, tuple[tuple[Any, ...], Database]] = {}
 def _signature(root: str) -> tuple[Any, ...]:
     """What `Database.shared` compares: (name, mtime, size) of the curated files."""
     out: list[Any] = []
-    for folder in (root, os.path.join(root, "constraints"), os.path.join(root, "options")):
+    for folder in (root, os.path.join(root, "constraints"), os.path.join(root, "options"), os.path.join(root, "derived")):
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -900,6 +948,39 @@ def _is_label(text: str) -> bool:
 def _load_sources(path: str) -> dict[str, Source]:
     data, _ = _toml.load(path, error=DatabaseError)
     return _parse_sources(data, path)
+
+
+def _with_derived(sources: dict[str, Source], db: Database) -> dict[str, Source]:
+    """The sources of ``_sources.toml`` and of the derived files: an ID in both is refused (one home)."""
+    merged = dict(sources)
+    for source_id, source in db.derived_sources().items():
+        if source_id in sources:
+            raise DatabaseError(f"a source ID {SOURCES_FILE} gives too", file=db.derived_source_file(source_id),
+                                key=f"source {source_id}")
+        merged[source_id] = source
+    return merged
+
+
+def _add_derived(component: Component, derived: Any) -> None:
+    """Lay a derived file's builds and rules beside the component file's
+    (an ID in both is refused when the whole list is parsed: Unread.every)."""
+    from .derived import merged_parse
+    from .model import Unread
+
+    name = component.name
+    for attribute, tables, parse, public in (
+        ("unread_builds", derived.builds, functools.partial(_parse_build, name=name), True),
+        ("unread_rules", derived.rules, functools.partial(_parse_rule, name=name, file=derived.path), False),
+    ):
+        if not tables:
+            continue
+        own = getattr(component, attribute)
+        if own is None or not len(own):
+            setattr(component, attribute, Unread(list(tables), parse, public=public))
+            continue
+        parsers = {table.file: own._parse for table in own._tables}
+        parsers[derived.path] = parse
+        setattr(component, attribute, Unread([*own._tables, *tables], merged_parse(parsers), public=public))
 
 
 def _parse_sources(data: dict, path: str) -> dict[str, Source]:  # type: ignore[type-arg]

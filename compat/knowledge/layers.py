@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .._record import Record
 from .. import _files, _toml
 from ..errors import DatabaseError
-from .database import SOURCES_FILE, Database, _load_sources, _overlay, _parse_component, _signature
+from .database import SOURCES_FILE, Database, _load_sources, _overlay, _parse_component, _signature, _with_derived
 from .model import Component, Source
 
 if TYPE_CHECKING:
@@ -415,8 +415,8 @@ class LayeredDatabase(Database):
     def sources(self) -> dict[str, Source]:
         if self._sources is None:
             merged = dict(self.local_sources())
-            merged.update(_load_sources(os.path.join(self.constraints_dir, SOURCES_FILE)))  # (the bundled one wins)
-            self._sources = merged
+            merged.update(_with_derived(_load_sources(os.path.join(self.constraints_dir, SOURCES_FILE)), self))
+            self._sources = merged  # (the bundled ones win)
         return self._sources
 
     def local_sources(self) -> dict[str, Source]:
@@ -534,10 +534,10 @@ def reopen(db: Database) -> Database:
 
 
 def sources_file(db: Database, source_id: str) -> str:
-    """The ``_sources.toml`` that defines `source_id`."""
+    """The ``_sources.toml`` (or derived file) that defines `source_id`."""
     if isinstance(db, LayeredDatabase) and db.local is not None and source_id in db.local_sources():
         return os.path.join(db.local.constraints_dir, SOURCES_FILE)
-    return os.path.join(db.constraints_dir, SOURCES_FILE)
+    return db.derived_source_file(source_id) or os.path.join(db.constraints_dir, SOURCES_FILE)
 
 
 def catalog_files(db: Database, file: str, names: Iterable[str]) -> dict[str, str]:

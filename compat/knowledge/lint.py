@@ -269,6 +269,10 @@ def lint_database(db: Database) -> list[Problem]:
                 "does not match the snapshots (compat db sync writes it)")
     except CompatError as exc:
         failed(exc)
+    for name in sorted(db.derived_names() - names):
+        from .derived import derived_path
+
+        add(derived_path(db.root, name), "package", f"derived facts of {name!r}, which the database does not track")
     for exc in layer_problems(db):  # the layers over the bundled database: the snapshots they hide, their own files
         failed(exc)
     try:

@@ -48,6 +48,10 @@ class Source(Record):
     commit: str | None = None
     date: _dt.date | None = None
     item: str | None = None
+    # where a derived fact was read (knowledge/derived.py): the file at `commit`, or the wheel's file name
+    path: str | None = None
+    line: int | None = None
+    sha256: str | None = None
 
     def cite(self) -> str:
         """One line for reports.
@@ -55,7 +59,8 @@ class Source(Record):
         >>> Source("x", "vLLM", "vLLM 0.32.0 release", "release", commit="5df63a7", date=_dt.date(2026, 10, 18)).cite()
         'vLLM 0.32.0 release (5df63a7, 2026-10-18)'
         """
-        extra = [p for p in (self.commit, self.date.isoformat() if self.date else None) if p]
+        commit = self.commit[:12] if self.commit else None  # a derived fact's full commit, shortened to read
+        extra = [p for p in (commit, self.date.isoformat() if self.date else None) if p]
         text = self.title
         if extra:
             text += f" ({', '.join(extra)})"
@@ -63,7 +68,7 @@ class Source(Record):
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "project": self.project, "title": self.title, "kind": self.kind}
-        for key in ("url", "ref", "commit", "item"):
+        for key in ("url", "ref", "commit", "item", "path", "line", "sha256"):
             value = getattr(self, key)
             if value:
                 data[key] = value

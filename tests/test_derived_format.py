@@ -1,0 +1,174 @@
+"""The derived files (``data/derived/<name>.toml``, knowledge/derived.py):
+facts a script read from an upstream's own files, each citing the file,
+commit and line, laid beside the component's own facts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compat import DatabaseError, check
+from compat.knowledge.database import Database
+from compat.knowledge.lint import lint_database
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+SOURCES = """\
+schema = 1
+
+[[source]]
+id = "kern-notes"
+project = "kern"
+title = "kern release notes"
+kind = "documentation"
+"""
+
+DERIVED = f"""\
+# Written by tools/derive_kern.py; do not edit.
+schema = 1
+package = "kern"
+tool = "tools/derive_kern.py"
+
+[[source]]
+id = "kern@v2.0.0:setup.py#L12"
+project = "kern"
+title = "kern v2.0.0, setup.py line 12 (the -gencode list)"
+kind = "code"
+url = "https://github.com/example/kern/blob/{COMMIT}/setup.py#L12"
+ref = "v2.0.0"
+commit = "{COMMIT}"
+path = "setup.py"
+line = 12
+date = 2026-01-02
+
+[[source]]
+id = "kern@v2.0.0:csrc/api.cpp#L40"
+project = "kern"
+title = "kern v2.0.0, csrc/api.cpp line 40 (TORCH_CHECK on the compute capability)"
+kind = "code"
+commit = "{COMMIT}"
+path = "csrc/api.cpp"
+line = 40
+
+[[build]]
+id = "kern.derived.2.0.0.pypi"
+releases = "==2.0.0"
+index = "pypi"
+accelerator = "cuda"
+cuda = "12.8"
+platforms = ["linux-x86_64"]
+archs = ["8.0", "9.0"]
+source = "kern@v2.0.0:setup.py#L12"
+
+[[rule]]
+id = "kern.derived.2.0.0.sm80-floor"
+kind = "requirement"
+releases = "==2.0.0"
+when = {{ accelerator = "cuda" }}
+require = {{ compute_capability = ">=8.0" }}
+message = "kern 2.0.0 refuses GPUs older than sm_80: \\"kern only supports Ampere GPUs or newer\\""
+source = "kern@v2.0.0:csrc/api.cpp#L40"
+"""
+
+
+def _make(root: Path, derived: str = DERIVED, curated: str | None = None) -> Database:
+    (root / "constraints").mkdir(parents=True)
+    (root / "metadata").mkdir()
+    (root / "derived").mkdir()
+    bundled = Path(Database.load().root, "constraints", "_sources.toml").read_text()
+    (root / "constraints" / "_sources.toml").write_text(bundled + "\n" + SOURCES.replace("schema = 1\n", ""))
+    for name in ("cuda.toml", "gpus.toml", "python.toml"):
+        (root / name).write_text(Path(Database.load().root, name).read_text())
+    if curated is not None:
+        (root / "constraints" / "kern.toml").write_text(curated)
+    header = {"schema": 1, "name": "kern", "index": "https://index.example/simple/", "taken": "2026-12-01",
+              "versions": ["2.0.0"]}
+    release = {"version": "2.0.0", "requires_dist": [], "tags": ["cp312-cp312-manylinux_2_28_x86_64"]}
+    (root / "metadata" / "kern.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(release) + "\n")
+    (root / "derived" / "kern.toml").write_text(derived)
+    return Database.load(root)
+
+
+def stack(gpu: str) -> dict:
+    return {"system": {"python": "3.12", "cuda": "12.8", "driver": "570.133.20", "platform": "linux-x86_64"},
+            "hardware": {"gpu": gpu}, "packages": {"kern": "2.0.0"}}
+
+
+def test_a_gpu_outside_a_derived_build_s_list_is_an_error_citing_the_file_commit_and_line(tmp_path):
+    db = _make(tmp_path)
+    report = check(stack("RTX 4090"), database=db)  # sm_89: no sm_89 kernels, and 8.0's run on 8.9 (same major)
+    assert report.ok
+    report = check(stack("RTX 5090"), database=db)  # sm_120
+    arch = next(f for f in report.errors if f.id == "arch:kern==2.0.0")
+    assert "sm_80, sm_90" in arch.message
+    cited = arch.source.to_dict()
+    assert cited["commit"] == COMMIT and cited["path"] == "setup.py" and cited["line"] == 12
+    assert COMMIT[:12] in arch.source.cite() and COMMIT not in arch.source.cite()
+
+
+def test_a_derived_rule_refuses_what_the_code_refuses(tmp_path):
+    db = _make(tmp_path)
+    report = check(stack("T4"), database=db)
+    assert "kern.derived.2.0.0.sm80-floor" in {f.id for f in report.errors}
+    assert check(stack("A100"), database=db).ok
+
+
+def test_lint_finds_nothing_wrong_with_a_well_formed_derived_file(tmp_path):
+    # (the copied _sources.toml cites what this small database lacks: only kern's facts are looked at)
+    problems = [str(p) for p in lint_database(_make(tmp_path)) if "derived" in str(p)]
+    assert problems == []
+
+
+@pytest.mark.parametrize("old, new, key", [
+    (f'commit = "{COMMIT}"\npath = "setup.py"', 'commit = "0123456"\npath = "setup.py"', "commit"),
+    ("line = 12\n", "", "line"),
+    ('path = "setup.py"\n', "", "path"),
+    ('source = "kern@v2.0.0:setup.py#L12"\n', 'source = "kern-notes"\n', "source"),
+    ('source = "kern@v2.0.0:setup.py#L12"\n', "", "source"),
+    ('tool = "tools/derive_kern.py"', 'tool = "by hand"', "tool"),
+    ('package = "kern"', 'package = "other"', "package"),
+    ("line = 12\n", 'line = "12"\n', "line"),
+    ('kind = "code"\nurl', 'kind = "release"\nurl', "kind"),
+])
+def test_a_derived_fact_that_does_not_say_where_it_was_read_is_refused(tmp_path, old, new, key):
+    assert old in DERIVED
+    db = _make(tmp_path, DERIVED.replace(old, new, 1))
+    with pytest.raises(DatabaseError) as caught:
+        db.component("kern")
+    assert caught.value.file.endswith("kern.toml") and key in (caught.value.key or "")
+    problems = [str(p) for p in lint_database(db)]
+    assert len(problems) == 1 and "derived" in problems[0] and key in problems[0]
+
+
+def test_a_fact_in_both_homes_is_refused(tmp_path):
+    curated = """\
+schema = 1
+[component]
+name = "kern"
+[[build]]
+id = "kern.derived.2.0.0.pypi"
+releases = "==2.0.0"
+accelerator = "cuda"
+cuda = "12.8"
+source = "kern-notes"
+"""
+    db = _make(tmp_path, curated=curated)
+    problems = [str(p) for p in lint_database(db)]
+    assert any("kern.derived.2.0.0.pypi" in p for p in problems), problems
+
+
+def test_a_source_id_in_both_files_is_refused(tmp_path):
+    db = _make(tmp_path, DERIVED.replace('id = "kern@v2.0.0:csrc/api.cpp#L40"', 'id = "kern-notes"')
+               .replace('source = "kern@v2.0.0:csrc/api.cpp#L40"', 'source = "kern-notes"'))
+    with pytest.raises(DatabaseError, match="kern-notes"):
+        db.sources
+
+
+def test_a_derived_file_of_a_package_the_database_does_not_know_is_a_lint_problem(tmp_path):
+    db = _make(tmp_path)
+    ghost = DERIVED.replace('package = "kern"', 'package = "ghost"').replace("kern@", "ghost@").replace("kern.", "ghost.")
+    (tmp_path / "derived" / "ghost.toml").write_text(ghost)
+    problems = [str(p) for p in lint_database(Database.load(tmp_path))]
+    assert any("ghost.toml" in p and "does not track" in p for p in problems), problems
