@@ -439,11 +439,14 @@ def test_a_pin_newer_than_the_snapshot_is_a_warning_that_dates_the_snapshot(db):
     assert "unknown-release:kern==9.0.0" in errors(check(stack({"kern": "9.0.0"}), database=db, require_known=True))
 
 
-def test_an_unknown_release_gets_no_rules(db):
-    # kern.sm90.note covers >=1.0, but 9.0.0 is not a release the database holds
+def test_an_unknown_release_gets_the_rules_whose_range_covers_it(db):
+    # kern.sm90.note covers >=1.0: stated of 9.0.0 too, which is newer than the snapshot; its metadata is unknown
     report = check(stack({"kern": "9.0.0"}), database=db)
-    assert "kern.sm90.note" not in ids(report)
-    assert "kern.sm90.note" in ids(check(stack({"kern": "2.0.0"}), database=db))
+    assert "kern.sm90.note" in ids(report)
+    unknown = next(f for f in report.findings if f.id == "unknown-release:kern==9.0.0")
+    assert "checked: the 2 rules whose releases cover it (kern.cubin.lockstep, kern.sm90.note)" in unknown.message
+    # 0.9.0 is listed by the index but not held: no rule covers it
+    assert "kern.sm90.note" not in ids(check(stack({"kern": "0.9.0"}), database=db))
 
 
 def test_a_release_on_the_index_outside_the_snapshot_is_unknown_not_missing(db):

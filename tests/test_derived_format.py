@@ -172,3 +172,14 @@ def test_a_derived_file_of_a_package_the_database_does_not_know_is_a_lint_proble
     (tmp_path / "derived" / "ghost.toml").write_text(ghost)
     problems = [str(p) for p in lint_database(Database.load(tmp_path))]
     assert any("ghost.toml" in p and "does not track" in p for p in problems), problems
+
+
+def test_an_inferred_rule_is_a_warning_at_most(tmp_path):
+    inferred = DERIVED.replace('source = "kern@v2.0.0:csrc/api.cpp#L40"\n',
+                               'source = "kern@v2.0.0:csrc/api.cpp#L40"\ninferred = true\nbasis = "a sibling build"\n')
+    db = _make(tmp_path, inferred)
+    found = next(f for f in check(stack("T4"), database=db).findings if f.id == "kern.derived.2.0.0.sm80-floor")
+    assert found.severity == "warning"
+    stated = _make(tmp_path / "again", inferred.replace('inferred = true', 'severity = "error"\ninferred = true'))
+    with pytest.raises(DatabaseError, match="warning at most"):
+        stated.component("kern").rules

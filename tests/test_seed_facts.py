@@ -5,6 +5,8 @@ docs/coverage.md maps the digest's items to these IDs."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from compat import Database, check
@@ -240,7 +242,9 @@ def test_rule_is_shown_only_where_its_conditions_hold(db, rule, severity, shown,
 
 
 def test_every_rule_has_a_case(db):
-    rules = {rule.id for component in db.components() for rule in component.rules}
+    # (the rules of data/derived/ are written by a script from the line they cite: tests/test_derived_*.py)
+    rules = {rule.id for component in db.components() for rule in component.rules
+             if os.path.basename(os.path.dirname(rule.file or "")) != "derived"}
     assert rules == {c[0] for c in CASES}
 
 

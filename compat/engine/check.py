@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +130,9 @@ def _shown(version: Version | None, spec: PackageSpec) -> str:
     return f"{version}+{spec.build}" if spec.build else str(version)
 
 
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")  # the extras a Requires-Dist line is for
+
+
 def _unique(findings: list[Finding]) -> list[Finding]:
     seen: dict[str, Finding] = {}
     for finding in findings:
@@ -141,6 +145,7 @@ class _Checker:
         self.stack = stack
         self.db = db
         self.findings: list[Finding] = []
+        self.unknown_checked: dict[str, list[str]] = {}  # a release the snapshot lacks -> the rules applied to it
         self.provider = provider
         self.require_known = require_known
         self.blocking: list[str] = []  # why releases a failed resolution needed cannot install here (for the explanation)
@@ -201,19 +206,18 @@ class _Checker:
     def unknown_severity(self) -> str:
         return "error" if self.require_known else "warning"
 
-    @staticmethod
-    def skipped(component: Component) -> str:
-        """What a check cannot judge of a release the database does not hold."""
-        rules = [r for r in component.rules if r.kind in ("requirement", "lockstep")]
-        options = sorted({t.key for r in component.rules for t in r.when.walk() if t.kind == "option"})
-        parts = ["its own requirements"]
+    def skipped(self, component: Component, checked: list[str] | tuple[str, ...] = ()) -> str:
+        """What a check can and cannot judge of a release the database does
+        not hold: the rules whose ranges cover it (`checked`) are applied;
+        what needs its metadata (its requirements, wheels and builds) is not."""
+        parts = ["its own requirements", "its wheels"]
         if component.has_builds:
             parts.append("its builds")
-        if rules:
-            parts.append(f"{len(rules)} requirement rule{'s' if len(rules) != 1 else ''}")
-        if options:
-            parts.append(f"the rules on its options ({', '.join(options)})")
-        return "not checked: " + ", ".join(parts)
+        text = "not checked: " + ", ".join(parts)
+        if checked:
+            shown = ", ".join(checked[:4]) + (f" and {len(checked) - 4} more" if len(checked) > 4 else "")
+            text += f"; checked: the {len(checked)} rule{'s' if len(checked) != 1 else ''} whose releases cover it ({shown})"
+        return text
 
     # -- 3: the stack file itself ------------------------------------------------
 
@@ -528,6 +532,48 @@ class _Checker:
                     wanted[need.name].append((need, release))
         for target, needs in sorted(wanted.items()):
             self.shared_target(target, needs)
+        self.unsnapshotted_extras(versions)
+
+    def unsnapshotted_extras(self, versions: dict[str, Version | None]) -> None:
+        """The requirements of an installed extra on projects the snapshot
+        holds nothing of (`compat db sync` follows the extras that installed
+        releases ask for, not every extra a stack may name): whether the
+        index has them, and what they require, is not checked, and a check
+        says so rather than dropping them without a word."""
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        names = self.db.names()
+        for name, extras in sorted(self.extras.items()):
+            release = self.release_of(name, versions.get(name))
+            if release is None:
+                continue
+            for extra in sorted(extras):
+                targets = []
+                for text in release.requires_dist:
+                    if extra not in {normalize(e) for e in _EXTRA_MARKER.findall(text)}:
+                        continue
+                    try:
+                        requirement = Requirement(text)
+                    except InvalidRequirement:
+                        continue  # the snapshot's reader reports a line that does not parse
+                    target = normalize(requirement.name)
+                    if target in names or target == name:
+                        continue
+                    if requirement.marker is not None and not self.provider._marker(requirement.marker, extra):
+                        continue
+                    targets.append(f"{target}{requirement.specifier}" if requirement.specifier else target)
+                if targets:
+                    self.add(
+                        f"extra-unknown:{name}=={release.version}[{extra}]",
+                        self.unknown_severity,
+                        f"{name} {release.version}'s extra [{extra}] requires {', '.join(sorted(targets))}, of which "
+                        "the database's snapshot holds nothing: not checked (whether the index has them, and "
+                        "what they require)",
+                        (name,),
+                        "unknown-release",
+                        "metadata",
+                        self.db.metadata_source(release),
+                    )
 
     def nonexistent(self, need: Need, release: Release, chosen: Version | None = None,
                     via: tuple[str, ...] = ()) -> bool:
@@ -705,12 +751,16 @@ class _Checker:
             component = self.db.component(name)
             if component is None:
                 continue
+            covering = component.rules_for(version)
             if component.snapshot_index is not None and version is not None and component.release(version) is None:
-                # A release the index snapshot does not hold: nothing says the
-                # rules of the releases around it hold for it (statuses says so).
-                continue
+                # A release the index snapshot does not hold: its metadata is
+                # unknown, but a rule whose range covers it says so of it (a
+                # rule for ">=0.4" is stated for every release from 0.4 on, a
+                # lockstep rule needs no metadata). statuses names what was
+                # and was not checked.
+                self.unknown_checked[name] = [rule.id for rule in covering]
             scoped = facts.for_component(component)
-            for rule in component.rules_for(version):
+            for rule in covering:
                 if rule.kind == "lockstep":
                     self.lockstep(rule, component, version, versions)
                 else:
@@ -966,11 +1016,32 @@ class _Checker:
         self.add(
             f"unknown-release:{name}=={version}",
             self.unknown_severity,
-            f"{why}; {self.skipped(component)}",
+            f"{why}; {self.skipped(component, self.unknown_checked.get(name, ()))}{self._neighbours(component)}",
             (name,),
             "unknown-release",
             "metadata",
         )
+
+    def _neighbours(self, component: Component) -> str:
+        """Of a release the snapshot does not hold: whether the newest releases
+        it does hold (up to three finals) all lack a wheel and an sdist for the
+        stack's platform, which makes the unknown one likely to lack them too
+        (said, not concluded: an inference from its neighbours)."""
+        finals = [v for v in component.newest_first() if not v.is_prerelease][:3]
+        if not finals:
+            return ""
+        fits = []
+        for version in finals:
+            release = component.release(version)
+            if release is None or not release.tags or isinstance(release.sdist, str):
+                return ""  # a release with no recorded wheels, or an sdist to build: nothing to infer
+            fits.append(self.provider.wheel_fit(release))
+        if any(fit.installable is not False for fit in fits):
+            return ""
+        shown = ", ".join(str(v) for v in finals)
+        return (f". None of its newest releases the snapshot holds ({shown}) has a wheel or an sdist for "
+                f"CPython {self.stack.system.python} on {self.stack.system.platform}: it likely has none either "
+                "(inferred from those releases)")
 
     # -- 3: what really gets installed --------------------------------------------
 

@@ -1161,6 +1161,12 @@ def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) ->
         raise table.error("an inferred rule says what it is inferred from (basis = \"...\")", "basis")
     if basis is not None and not inferred:
         raise table.error("basis is for inferred rules (inferred = true)", "basis")
+    # a refusal the source implies but does not state is a warning at most (docs/database.md)
+    default = "warning" if inferred and DEFAULT_SEVERITY[kind] == "error" else DEFAULT_SEVERITY[kind]
+    severity = table.choice("severity", SEVERITIES, default)
+    if inferred and severity == "error":
+        raise table.error("an inferred rule is a warning at most: its source implies the refusal but does not "
+                          "state it", "severity")
     releases = _specifier(table, "releases", "") or SpecifierSet()
     introduced = _version(table, "introduced")
     if introduced is not None:
@@ -1175,7 +1181,7 @@ def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) ->
         releases=releases,
         when=_condition(table, "when") or Condition(),
         require=require,
-        severity=table.choice("severity", SEVERITIES, DEFAULT_SEVERITY[kind]),
+        severity=severity,
         message=table.text("message", required=True),  # type: ignore[arg-type]
         source=table.text("source", required=True),  # type: ignore[arg-type]
         also=tuple(table.strings("also")),
