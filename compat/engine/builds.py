@@ -13,6 +13,7 @@ does not fit.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from ..knowledge.database import Database
 from ..sources.stack import PackageSpec, Stack, System
 
-__all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge_build", "metadata_cuda", "wheel_fit"]
+__all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge_build", "label_torch", "metadata_cuda",
+           "wheel_fit"]
 
 
 # -- wheel tags --------------------------------------------------------------
@@ -248,13 +250,50 @@ def select_build(
     return None, None
 
 
+def label_torch(label: str) -> tuple[Version, Version] | None:
+    """The CUDA and the torch release a label of the form FlashAttention's
+    wheels carry names (``cu12torch2.6cxx11abifalse``: CUDA 12, torch 2.6;
+    ``cu124torch2.4``: CUDA 12.4), or None for any other label. Two digits
+    after ``cu`` are a CUDA major (CUDA has had two-digit majors since 10),
+    three a major and its minor, as PyTorch's own labels write them.
+
+    >>> label_torch("cu12torch2.6cxx11abifalse"), label_torch("cu124torch2.4"), label_torch("cu128")
+    ((<Version('12')>, <Version('2.6')>), (<Version('12.4')>, <Version('2.4')>), None)
+    """
+    match = _TORCH_LABEL.fullmatch(label)
+    if match is None:
+        return None
+    digits = match.group(1)
+    cuda = Version(digits) if len(digits) == 2 else Version(f"{digits[:2]}.{digits[2:]}")
+    return cuda, Version(match.group(2))
+
+
+_TORCH_LABEL = re.compile(r"cu(\d{2,3})torch(\d{1,2}\.\d{1,3})(?:cxx11abi(?:true|false))?")
+
+
 def label_build(package: str, version: Version, label: str, db: Database) -> Build | None:
-    """What a label of PyTorch's form says by itself (``cu128``: CUDA 12.8,
-    ``rocm6.4``, ``cpu``; the prefixes are cuda.toml's), for a build the
-    database does not list; nothing is known of its GPU architectures."""
+    """What a label says by itself, for a build the database does not list:
+    one of PyTorch's form (``cu128``: CUDA 12.8, ``rocm6.4``, ``cpu``; the
+    prefixes are cuda.toml's), or one that names the torch it was built
+    for (`label_torch`); nothing is known of its GPU architectures."""
     said = db.cuda.label(label)
     if said is None:
-        return None
+        named = label_torch(label) if db.cuda.torch_label_sources else None  # read where cuda.toml says what they mean
+        if named is None:
+            return None
+        return Build(
+            id=f"{package}.+{label}",
+            package=package,
+            releases=SpecifierSet(f"=={version}"),
+            index=label,  # the project's own wheels (a GitHub release), not the package index's
+            accelerator="cuda",
+            source=db.cuda.torch_label_sources[0],
+            label=label,
+            cuda=named[0],
+            needs_gpu=False,
+            note=f"its local label +{label}: a build for CUDA {named[0]} and torch {named[1]}",
+            layer="stack",
+        )
     accelerator, number = said
     cuda = number if accelerator == "cuda" else None
     rocm = number if accelerator == "rocm" else None

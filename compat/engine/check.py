@@ -28,7 +28,7 @@ from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..knowledge.snapshot import fetches_wheel
 from ..sources.stack import PackageSpec, Stack
 from ..errors import CompatError
-from .builds import Selected, WheelFit, judge_build
+from .builds import Selected, WheelFit, judge_build, label_torch
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Gap, Need, Resolution, StackProvider, resolve
@@ -69,6 +69,7 @@ def check_stack(
     checker.statuses(versions)
     checker.stale(versions)
     checker.installs(versions)
+    checker.label_ties(versions)
     checker.passed_over(resolution, versions)
     checker.gaps(resolution)
     if not resolution.ok:
@@ -1122,18 +1123,60 @@ class _Checker:
                 self.db.metadata_source(release, "wheel tags"),
             )
 
+    def label_ties(self, versions: dict[str, Version | None]) -> None:
+        """A build whose local label names the torch it was built for
+        (``flash-attn==2.7.4.post1+cu12torch2.6cxx11abifalse``) beside
+        another torch: its compiled extension, linked against that torch's
+        C++ library, fails to load (an undefined symbol at import)."""
+        sources = self.db.cuda.torch_label_sources
+        if not sources:
+            return  # the database says nothing of such labels
+        torch = versions.get("torch")
+        for name, spec in sorted(self.stack.packages.items()):
+            if spec.build is None or name == "torch":
+                continue
+            named = label_torch(spec.build)
+            if named is None:
+                continue
+            built_for = named[1]
+            shown = versions.get(name) or name
+            if torch is None:
+                self.add(f"label-torch:{name}=={shown}", "info",
+                         f"{name} +{spec.build} is a build for torch {built_for} (its label says so); the stack "
+                         "installs no torch to check it against", (name, "torch"), "build", "curated", sources[0])
+                continue
+            if (torch.major, torch.minor) == (built_for.major, built_for.minor):
+                continue
+            self.add(
+                f"label-torch:{name}=={shown}",
+                "error",
+                f"{name} {shown}+{spec.build} is a build for torch {built_for} (its label says so); the stack installs "
+                f"torch {torch}: an extension built against one torch's C++ library fails to load with another "
+                "(an undefined symbol at import). Install the build labelled for torch "
+                f"{torch.major}.{torch.minor}, or torch {built_for}.*",
+                (name, "torch"),
+                "build",
+                "curated",
+                sources[0],
+                also=sources[1:],
+                requirement=f"torch=={built_for}.*",
+                found=str(torch),
+            )
+
     def install(self, release: Release, component: Component) -> WheelFit:
         """One release's wheels against the platform and glibc, and the build
         it installs against the machine: each misfit is a finding."""
         name, version, who = release.package, release.version, self._who(release)
         fit = self.provider.wheel_fit(release)
-        if self.provider.labelled(release) and release.tags:
+        labelled = self.provider.labelled(release)
+        if labelled:
             label = self.stack.packages[name].build
             self.add(f"wheel:{name}=={version}+{label}", "info",
                      f"{who}+{label} is a build of another index than the snapshot's: its wheels' platform and "
                      "glibc are not checked", (name,), "platform", "metadata",
                      self.db.metadata_source(release, "wheel tags"))
-        how = self.provider.how_installed(release)
+        # (a labelled pin installs that build's wheel, which the snapshot does not record: not the index's sdist)
+        how = "unknown" if labelled and not release.tags else self.provider.how_installed(release)
         glibc = f", glibc {self.stack.system.glibc}" if self.stack.system.glibc else ""
         machine = f"CPython {self.stack.system.python} on {self.stack.system.platform}{glibc}"
         has = f"its wheels are for {', '.join(fit.platforms)}" if fit.platforms else "it has no wheel at all"

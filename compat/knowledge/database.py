@@ -750,6 +750,9 @@ class CudaFacts(Record):
     labels: dict[str, str] = {}  # accelerator -> the prefix of PyTorch's local labels (cuda: "cu")
     label_source: str | None = None
     label_index: str | None = None  # the URL under which each label names PyTorch's index of its builds
+    # labels that name the torch a build was made for (+cu12torch2.6cxx11abiFALSE): the sources that say
+    # what they mean and that another torch fails to load the build (None: such labels are not read)
+    torch_label_sources: tuple[str, ...] = ()
 
     def label(self, text: str) -> tuple[str, Version | None] | None:
         """What a label of PyTorch's form says (``cu128``: ("cuda", 12.8),
@@ -854,7 +857,7 @@ def _load_cuda(path: str) -> CudaFacts:
         return CudaFacts({})
     data, text = _toml.load(path, error=DatabaseError)
     root = Table(data, path, "", text=text)
-    root.only(["schema", "driver", "runtime", "labels"])
+    root.only(["schema", "driver", "runtime", "labels", "torch_labels"])
     drivers: dict[int, tuple[Version, str]] = {}
     for table in root.tables("driver"):
         table.only(["cuda", "linux", "source"])
@@ -884,7 +887,12 @@ def _load_cuda(path: str) -> CudaFacts:
         if label_index is not None and not (label_index.startswith(("https://", "http://")) and label_index.endswith("/")):
             raise table.error(f"expected the URL the labels are appended to, ending in /, got {label_index[:80]!r}",
                               "index")
-    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source, label_index)
+    torch_label_sources: tuple[str, ...] = ()
+    table = root.table("torch_labels")
+    if table is not None:
+        table.only(["source", "also"])
+        torch_label_sources = (table.text("source", required=True), *table.strings("also"))  # type: ignore[assignment]
+    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source, label_index, torch_label_sources)
 
 
 def _date_or_none(text: str) -> _dt.date | None:

@@ -287,6 +287,8 @@ def lint_database(db: Database) -> list[Problem]:
             cite(cuda_file, "runtime.source", cuda.runtime_source)
         if cuda.labels:
             cite(cuda_file, "labels.source", cuda.label_source)
+        for index, source in enumerate(cuda.torch_label_sources):
+            cite(cuda_file, "torch_labels.source" if index == 0 else f"torch_labels.also[{index - 1}]", source)
     try:
         pythons = db.pythons
     except CompatError as exc:
