@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -746,6 +747,7 @@ class _Checker:
     def rules(self, versions: dict[str, Version | None]) -> None:
         facts = StackFacts(self.stack, versions)
         self.unjudged_model: dict[str, tuple[str, list[str]]] = {}  # rule ID -> (package, model tests)
+        self.unjudged_files: dict[str, str] = {}  # rule ID -> its file, as the database's folders name it
         # known issues among them that a release fixes whatever the model: rule ID -> (package, fixed in)
         self.unjudged_fixes: dict[str, tuple[str, str]] = {}
         for name, version in sorted(versions.items()):
@@ -796,7 +798,7 @@ class _Checker:
                 id="model:unverified",
                 project="compat",
                 title="the conditions of these rules in "
-                + ", ".join(sorted({f"constraints/{package}.toml" for package, _ in self.unjudged_model.values()})),
+                + ", ".join(sorted(set(self.unjudged_files.values()))),
                 kind="documentation",
             ),
             rules=sorted(self.unjudged_model),
@@ -845,6 +847,8 @@ class _Checker:
                            if t.kind.startswith("model-") and t.evaluate(facts) is UNKNOWN]
                 if unknown and hasattr(self, "unjudged_model"):
                     self.unjudged_model[rule.id] = (component.name, unknown)
+                    folder = os.path.basename(os.path.dirname(rule.file or "")) or "constraints"
+                    self.unjudged_files[rule.id] = f"{folder}/{component.name}.toml"
                     if rule.kind == "known-issue" and rule.fixed_in is not None:
                         self.unjudged_fixes[rule.id] = (component.name, str(rule.fixed_in))
             return
