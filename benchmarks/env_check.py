@@ -92,7 +92,8 @@ def build(folder: Path) -> Path:
     import pip
 
     os.symlink(Path(pip.__file__).parent, site / "pip")
-    print(f"environment: {len(releases)} distributions")
+    print(f"environment: {len(releases)} distributions; anchor: pip {pip.__version__} (pip check), "
+          f"Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f}")
     return interpreter
 
 

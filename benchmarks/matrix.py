@@ -97,7 +97,11 @@ def main() -> None:
     cells = list(itertools.product(*(range(n) for n in axes.sizes)))
     brute_force(axes, cells[:1], db)  # the database's first reads, paid before either is timed
     shown = " × ".join(f"{a.name} {len(a.values)}" for a in axes.axes)
-    print(f"axes: {args.axes.name}: {shown} = {len(cells):,} cells")
+    from importlib.metadata import version
+
+    print(f"axes: {args.axes.name}: {shown} = {len(cells):,} cells; anchor: compat.check per cell (compat "
+          f"{version('stackcompat')}, resolvelib {version('resolvelib')}, Python {sys.version.split()[0]}); "
+          f"load average {__import__('os').getloadavg()[0]:.2f}")
 
     matrix, cpu, wall = timed(lambda: compat.matrix(axes, database=db))
     print(f"matrix: {cpu:.1f} s CPU ({wall:.1f} s wall): {len(matrix.compatible):,} compatible, "

@@ -15,7 +15,9 @@ budget, so they are no fair measure of speed.)
 
 Each tool runs as a fresh process, as a user would run it, in the same
 session; each size prints the median time and the ratios compat/pip and
-compat/uv (below 1: compat is faster).
+compat/uv (below 1: compat is faster), and the median peak memory of each.
+uv is given this interpreter (`--python`), so that its search for one is not
+counted; the versions of the anchors are printed first.
 
     python benchmarks/resolve.py [--sizes 10,100,500,2000] [--runs 3]
 """
@@ -88,10 +90,17 @@ def tool(name: str) -> str:
     return str(path) if path.exists() else (shutil.which(name) or name)
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, int]:
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, int, float]:
+    """Wall seconds, exit code and peak resident memory (MiB) of one run."""
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start, result.returncode
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+
+
+def version_of(command: list[str]) -> str:
+    run = subprocess.run(command, capture_output=True, text=True)
+    return (run.stdout or run.stderr).strip().splitlines()[0] if run.returncode == 0 else "not found"
 
 
 def main() -> None:
@@ -101,7 +110,10 @@ def main() -> None:
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    print(f"{'packages':>9} {'compat s':>9} {'pip s':>9} {'uv s':>9} {'compat/pip':>11} {'compat/uv':>10}  verdicts")
+    print(f"anchors: {version_of([sys.executable, '-m', 'pip', '--version']).split(' from ')[0]}; "
+          f"{version_of([tool('uv'), '--version'])}; Python {sys.version.split()[0]}")
+    print(f"{'packages':>9} {'compat s':>9} {'pip s':>9} {'uv s':>9} {'compat/pip':>11} {'compat/uv':>10} "
+          f"{'MiB compat/pip/uv':>19}  verdicts")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as tmp:
             data = universe(size)
@@ -116,19 +128,23 @@ def main() -> None:
                 "pip": [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--find-links",
                         str(Path(tmp) / "wheels"), "--ignore-installed", "--quiet", "--report", os.devnull, "-r", str(requirements)],
                 "uv": [tool("uv"), "pip", "compile", "--no-index", "--find-links", str(Path(tmp) / "wheels"), "--quiet",
-                       "--cache-dir", str(Path(tmp) / "uv-cache"), str(requirements)],
+                       "--python", sys.executable, "--cache-dir", str(Path(tmp) / "uv-cache"), str(requirements)],
             }
             times: dict[str, list[float]] = {k: [] for k in commands}
+            memory: dict[str, list[float]] = {k: [] for k in commands}
             codes: dict[str, int] = {}
             for _ in range(args.runs):
                 for name, command in commands.items():
-                    elapsed, code = timed(command, env)
+                    elapsed, code, peak = timed(command, env)
                     times[name].append(elapsed)
+                    memory[name].append(peak)
                     codes[name] = code
             median = {k: statistics.median(v) for k, v in times.items()}
+            peaks = "/".join(f"{statistics.median(memory[k]):.0f}" for k in commands)
             verdicts = " ".join(f"{k}={'ok' if c == 0 else f'exit {c}'}" for k, c in codes.items())
             print(f"{size:>9} {median['compat']:>9.2f} {median['pip']:>9.2f} {median['uv']:>9.2f} "
-                  f"{median['compat'] / median['pip']:>11.2f} {median['compat'] / median['uv']:>10.2f}  {verdicts}")
+                  f"{median['compat'] / median['pip']:>11.2f} {median['compat'] / median['uv']:>10.2f} "
+                  f"{peaks:>19}  {verdicts}")
 
 
 if __name__ == "__main__":
