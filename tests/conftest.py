@@ -43,16 +43,18 @@ def installed(name: str) -> str:
 
 def copy_database(target: Path) -> Path:
     """A copy of the bundled database small enough to lint in a test: the
-    curated files and the tracked packages' snapshots (not the hundreds of
+    curated and derived files and the snapshots of the tracked packages and of
+    those with derived facts (not the hundreds of
     dependencies' snapshots, nor the names graph, which is optional)."""
     source = ROOT / "data"
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("metadata"))
     (target / "metadata").mkdir()
+    derived = {path.stem for path in (source / "derived").glob("*.toml")}  # their packages' snapshots come too
     for path in (source / "metadata").glob("*.jsonl"):
         if path.name.endswith(".wheels.jsonl"):
             continue
         with path.open(encoding="utf-8") as handle:
-            if json.loads(handle.readline()).get("tracked", True):
+            if json.loads(handle.readline()).get("tracked", True) or path.stem in derived:
                 shutil.copy(path, target / "metadata" / path.name)
     return target
 

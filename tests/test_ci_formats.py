@@ -122,7 +122,7 @@ def test_github_annotations_escape_properties_and_messages_as_the_toolkit_does(o
     # in the message only %, CR and LF are escaped: ":" and "," stay
     assert "::vllm 0.32.0 has no --50%25,odd:flag: its command line refuses it%0Asource: vLLM 0.32.0" in flag
     assert f",line=9,title=option-value%3Avllm%3Akv-cache-dtype::" in lines[1]  # found as the file spells it
-    assert lines[-1] == f"compat: {odd.stack.path}: FAIL: 2 error(s), 0 warning(s), 4 note(s)"
+    assert lines[-1] == f"compat: {odd.stack.path}: FAIL: 2 error(s), 0 warning(s), 6 note(s)"
 
 
 def test_github_levels_and_min_severity(broken):

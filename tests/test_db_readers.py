@@ -97,6 +97,8 @@ def small_database(target: Path) -> Path:
     cited = {m for text in texts for m in re.findall(r'source = "([^"]+)"', text)}
     cited |= {m for text in texts for inline in re.findall(r"^sources = \{(.*)\}$", text, re.MULTILINE)
               for m in re.findall(r'"([^"]+)"', inline)}  # a [gpus] table's sources of single flags
+    cited |= {m for text in texts for listed in re.findall(r"^also = \[(.*)\]$", text, re.MULTILINE)
+              for m in re.findall(r'"([^"]+)"', listed)}  # further sources of a fact (cuda.toml's [torch_labels])
     sources = _tables(BUNDLED / "constraints" / "_sources.toml", "source", cited, key="id")
     (target / "constraints" / "_sources.toml").write_text(sources, encoding="utf-8")
     return target

@@ -322,14 +322,19 @@ def test_a_dependency_pinned_to_a_release_gone_from_the_index_is_said_so(db):
 
 
 def test_a_suggestion_can_move_the_index_to_a_build_that_fits(db):
-    """SGLang 0.5.19 pins torch 2.13.0, whose index wheels need a 580
-    driver; PyTorch's cu126 build runs on 575, and the error itself says so."""
-    report = check(stack({"sglang": {"version": "0.5.19", "extras": ["srt"]}}, cuda="12.9", driver="575.57.08",
-                         glibc="2.35", python="3.11"), database=db)
+    """vLLM 0.30.0's index wheels, and the torch 2.13.0 it pins, are CUDA
+    13.0 builds that need a 580 driver; their cu129 builds run on 575, and
+    the suggestion says so. (SGLang 0.5.19 on the same machine is no such
+    case: its sglang-kernel's index wheels are CUDA 13.0 builds too, read
+    from their cubins, and no build of another index is known.)"""
+    report = check(stack({"vllm": "0.30.0"}, cuda="12.9", driver="575.57.08", glibc="2.35"), database=db)
     assert not report.ok
-    assert "use [system] index cu126 (instead of pypi)" in [s.text() for s in report.suggestions]
+    assert "use [system] index cu129 (instead of pypi)" in [s.text() for s in report.suggestions]
     for suggestion in report.suggestions:
         assert check(suggestion.stack, database=db).ok
+    sglang = check(stack({"sglang": {"version": "0.5.19", "extras": ["srt"]}}, cuda="12.9", driver="575.57.08",
+                         glibc="2.35", python="3.11"), database=db)
+    assert {"build-cuda:sglang-kernel==0.4.6.post1", "driver:sglang-kernel==0.4.6.post1"} <= errors(sglang)
 
 
 def test_a_suggestion_can_move_the_platform_to_the_host_a_gpu_comes_with(db):
@@ -380,13 +385,12 @@ def test_an_upgrade_plan_shows_the_index_its_new_stack_needs(db):
     """The plan's new stack may install from another index: the table says so."""
     import compat
 
-    plan = compat.upgrade({"system": {"python": "3.11", "cuda": "12.9", "driver": "575.57.08"},
-                           "hardware": {"gpu": "H100"},
-                           "packages": {"sglang": {"version": "0.5.18", "extras": ["srt"]}}},
-                          "sglang==0.5.19", database=db)
-    assert plan.ok and plan.new.system.index == "cu126"
+    plan = compat.upgrade({"system": {"python": "3.12", "cuda": "12.9", "driver": "575.57.08"},
+                           "hardware": {"gpu": "H100"}, "packages": {"vllm": "0.24.0"}},
+                          "vllm==0.30.0", database=db)
+    assert plan.ok and plan.new.system.index == "cu129"
     row = next(m for m in plan.moves if m.kind == "index")
-    assert (row.old, row.new, row.by_pip) == ("pypi", "cu126", True) and "cu126" in row.why
+    assert (row.old, row.new, row.by_pip) == ("pypi", "cu129", True) and "CUDA 13.0 build" in row.why
 
 
 def test_the_index_wheels_note_speaks_only_to_stacks_that_take_the_index_s_wheels(db):
