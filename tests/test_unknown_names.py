@@ -62,3 +62,21 @@ def test_an_extra_requiring_a_project_the_snapshot_lacks_is_said(db):
     assert "extra-unknown:vllm==0.32.0[deepstream]" in {f.id for f in strict.errors}
     plain = check(stack({"vllm": "0.32.0"}, cuda="13.0", driver="580.95.05"), database=db)
     assert not any(f.id.startswith("extra-unknown:") for f in plain.findings)
+
+
+def test_below_the_snapshot_s_window_the_installer_s_older_release_is_taken_and_said(db):
+    """torch 2.3.0 on Python 3.9 needs networkx: every release the snapshot holds (3.3 on, read since
+    2024) needs Python 3.10, and pip takes 3.2.1, which the index lists: no false conflict, a warning."""
+    report = check(stack({"torch": "2.3.0"}, python="3.9"), database=db)
+    assert report.resolved.get("networkx") == "3.2.1" and not any(f.id.startswith("requires-python:networkx")
+                                                                   for f in report.findings)
+    older = next(f for f in report.findings if f.id == "older-release:networkx==3.2.1")
+    assert older.severity == "warning" and "not checked" in older.message
+    assert not any(f.id.startswith("older-release:") for f in check(stack({"torch": "2.3.0"}), database=db).findings)
+
+
+def test_an_intel_mac_wheel_tag_is_read_whole(db):
+    # torch 2.2.2's Intel-Mac wheels are cp312-none-macosx_10_9_x86_64: the machine holds a _ of its own
+    assert check(stack({"torch": "2.2.2"}, platform="macos-x86_64"), database=db).ok
+    assert "wheel:torch==2.6.0" in {f.id for f in check(stack({"torch": "2.6.0"}, platform="macos-x86_64"),
+                                                          database=db).errors}

@@ -63,9 +63,9 @@ class Platform(Record):
                 if platform_tag == f"{legacy}_{machine}":
                     return floor
             return None if platform_tag == f"linux_{machine}" else False
-        if name in _MAC:
-            parts = platform_tag.split("_")
-            return None if parts[0] == "macosx" and parts[-1] in _MAC[name] else False
+        if name in _MAC:  # macosx_10_9_x86_64, macosx_11_0_arm64, macosx_10_9_universal2 (the machine may hold a _)
+            return None if platform_tag.startswith("macosx_") and any(
+                platform_tag.endswith(f"_{machine}") for machine in _MAC[name]) else False
         return None if platform_tag == "win_amd64" else False
 
     def accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:

@@ -994,7 +994,20 @@ class _Checker:
         """A version the database holds no record of: absent from the index,
         newer than the snapshot, or outside the snapshot's window."""
         name = component.name
-        if name not in self.stack.packages or not component.releases:
+        if not component.releases:
+            return
+        if name not in self.stack.packages:
+            if version < min(component.releases):  # the resolution went below the snapshot's window (_with_older)
+                self.add(
+                    f"older-release:{name}=={version}",
+                    self.unknown_severity,
+                    f"{name} {version} is what an installer takes here: no release the snapshot holds (from "
+                    f"{min(component.releases)}) fits the stack, and the index lists older ones, which the snapshot "
+                    "did not read; its requirements, Python and wheels are not checked",
+                    (name,),
+                    "unknown-release",
+                    "metadata",
+                )
             return
         exists = component.exists(version)
         taken = component.snapshot_taken

@@ -12,6 +12,7 @@ within the stack's ranges, versions that satisfy all of them.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -228,14 +229,14 @@ class _Candidates(Sequence[Candidate]):
         made = self.made
         while len(made) <= index:
             version = self.versions[len(made)]
-            made.append(Candidate(self.name, version, self.extras, self.releases[version]))
+            made.append(Candidate(self.name, version, self.extras, self.releases.get(version)))
         return made[index]
 
     def __iter__(self) -> Iterator[Candidate]:
         made = self.made
         for index, version in enumerate(self.versions):  # drawn as far as they are tried
             if index == len(made):
-                made.append(Candidate(self.name, version, self.extras, self.releases[version]))
+                made.append(Candidate(self.name, version, self.extras, self.releases.get(version)))
             yield made[index]
 
 
@@ -777,7 +778,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             allowed = spec.specifier
         else:
             allowed = SpecifierSet()
-        versions = self._prerelease_policy(self._admitted(name, allowed), pre)
+        admitted = self._admitted(name, allowed)
+        # (a package the stack names is judged on the releases the snapshot holds: what it asks for is its own)
+        versions = self._prerelease_policy(admitted if spec is not None else self._with_older(name, admitted, allowed),
+                                           pre)
         if spec is not None and not versions:
             if any(allowed.contains(v, prereleases=True) for v in releases):
                 return []  # it holds such releases, all yanked: none satisfies a range (PEP 592)
@@ -790,8 +794,29 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             anchor = self.near[name]
             position = {v: i for i, v in enumerate(ordered)}
             here = position.get(anchor, sum(1 for v in ordered if v < anchor))
-            versions = sorted(versions, key=lambda v: (abs(position[v] - here), -position[v]))
+            versions = [*sorted((v for v in versions if v in position), key=lambda v: (abs(position[v] - here),
+                                                                                        -position[v])),
+                        *(v for v in versions if v not in position)]  # below the snapshot's window: last
         return _Candidates(name, extras, versions, releases)
+
+    def _with_older(self, name: str, held: Sequence[Version], allowed: SpecifierSet) -> Sequence[Version]:
+        """`held` (the snapshot's releases, newest first), then the releases
+        the index lists below the snapshot's window (older than the oldest
+        it holds, whose metadata it did not read), newest first: an
+        installer takes one of those where no newer release fits (networkx
+        3.2.1 on Python 3.9, when the window starts at 3.3). Their
+        requirements and wheels are unknown: the check says so of one it
+        chose (`older`)."""
+        component = self.db.component(name)
+        if component is None or component.index_listed is None or not component.releases:
+            return held
+        return Drawn(itertools.chain(held, self._older(component, allowed)))
+
+    @staticmethod
+    def _older(component: Component, allowed: SpecifierSet) -> Iterator[Version]:
+        oldest = min(component.releases)
+        below = sorted((v for v in component.index_versions or () if v < oldest), reverse=True)
+        return (v for v in below if not allowed or allowed.contains(v, prereleases=True))
 
     def known_versions(
         self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = False
