@@ -814,9 +814,10 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
 
     @staticmethod
     def _older(component: Component, allowed: SpecifierSet) -> Iterator[Version]:
+        # a generator: the index's whole list is parsed only when every release held has been passed over
         oldest = min(component.releases)
         below = sorted((v for v in component.index_versions or () if v < oldest), reverse=True)
-        return (v for v in below if not allowed or allowed.contains(v, prereleases=True))
+        yield from (v for v in below if not allowed or allowed.contains(v, prereleases=True))
 
     def known_versions(
         self, name: str, specifier: SpecifierSet, also: Iterable[SpecifierSet] = (), *, installable: bool = False
