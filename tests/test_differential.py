@@ -36,7 +36,7 @@ from .stubs import build_index, write_wheel
 from .test_resolve import synthetic_database
 
 # The default run compares a bounded sample; `pytest -m slow` runs the full 200.
-PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "6"))
+PROBLEMS = int(os.environ.get("COMPAT_DIFFERENTIAL_PROBLEMS", "4"))
 FULL = 200
 SYNTHETIC = 12
 PYTHON = ".".join(str(p) for p in sys.version_info[:3])

@@ -279,9 +279,9 @@ def fuzz_environments(count: int, seed: int, tmp_path: Path, db) -> dict[str, in
 
 
 def test_fuzz_mutated_site_packages(tmp_path, db):
-    counts = fuzz_environments(80, 20261205, tmp_path, db)
+    counts = fuzz_environments(40, 20261205, tmp_path, db)
     print(counts)
-    assert counts["read"] + counts["refused"] == 80 and counts["read"] and counts["refused"]
+    assert counts["read"] + counts["refused"] == 40 and counts["read"] and counts["refused"]
 
 
 @pytest.mark.slow
