@@ -8,7 +8,7 @@ and headers (as text, as bytes, and as JSON values), wheel records, the
 names graph, the curated TOML files, the GPU and model catalogs, the
 sources, the engine flags, and the JSON renderings the wheel carries. The
 seed is fixed, so a failure repeats; COMPAT_FUZZ_DB_INPUTS sets the number
-of inputs (2,000 by default).
+of inputs (1,000 by default).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-INPUTS = int(os.environ.get("COMPAT_FUZZ_DB_INPUTS", "2000"))
+INPUTS = int(os.environ.get("COMPAT_FUZZ_DB_INPUTS", "1000"))
 CHECK_EVERY = 20  # one input in this many is also checked whole
 LINT_EVERY = 50  # and one in this many shown and linted
 HANG = 20  # seconds: an input that takes longer fails the test

@@ -614,9 +614,9 @@ def test_an_overlay_folder_that_is_a_file_is_refused_not_read_as_empty(tmp_path,
 
 # reader -> (its inputs, the default sample, the variable that sets the long run's number)
 READERS = {
-    "pylock": (pylock_inputs, 30, "COMPAT_FUZZ_PYLOCK_INPUTS"),
-    "axes": (axes_inputs, 12, "COMPAT_FUZZ_AXES_INPUTS"),
-    "overlay": (overlay_inputs, 12, "COMPAT_FUZZ_OVERLAY_INPUTS"),
+    "pylock": (pylock_inputs, 20, "COMPAT_FUZZ_PYLOCK_INPUTS"),
+    "axes": (axes_inputs, 8, "COMPAT_FUZZ_AXES_INPUTS"),
+    "overlay": (overlay_inputs, 8, "COMPAT_FUZZ_OVERLAY_INPUTS"),
 }
 
 

@@ -111,7 +111,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SEED = 20261203
-DEFAULT_STACKS = int(os.environ.get("COMPAT_UV_STACKS", "12"))  # about 5 s on two cores
+DEFAULT_STACKS = int(os.environ.get("COMPAT_UV_STACKS", "8"))  # about 3 s on two cores
 FULL_STACKS = 400
 PYTHON = "3.12"
 PLATFORM = "linux-x86_64"
