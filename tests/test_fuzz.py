@@ -28,7 +28,7 @@ from .conftest import EXAMPLES
 INPUTS = int(os.environ.get("COMPAT_FUZZ_INPUTS", "3000"))
 FULL_CHECK_EVERY = 50  # one input in this many is checked whole, not only read
 SEED = 20261203
-SETTINGS = settings(deadline=None, derandomize=True, max_examples=300,
+SETTINGS = settings(deadline=None, derandomize=True, max_examples=150,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # The stack files among the examples (axes files are the matrix's input: tests/test_matrix.py).

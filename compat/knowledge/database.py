@@ -309,7 +309,11 @@ class Database:
         if source_id not in self._source_cache:
             found = self._read_source(source_id)
             if found is None and self.derived_names():  # a derived fact's: its file names the file it was read in
-                found = self.derived_sources().get(source_id)
+                # the derived files read already first (a fact's own file was read with its component): the
+                # others are read only for an ID none of those holds
+                found = next((d.sources[source_id] for d in self._derived.values() if source_id in d.sources), None)
+                if found is None:
+                    found = self.derived_sources().get(source_id)
             self._source_cache[source_id] = found
         return self._source_cache[source_id]
 
