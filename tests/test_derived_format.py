@@ -131,6 +131,7 @@ def test_lint_finds_nothing_wrong_with_a_well_formed_derived_file(tmp_path):
     ('package = "kern"', 'package = "other"', "package"),
     ("line = 12\n", 'line = "12"\n', "line"),
     ('kind = "code"\nurl', 'kind = "release"\nurl', "kind"),
+    ('source = "kern@v2.0.0:setup.py#L12"\n', 'source = ["kern@v2.0.0:setup.py#L12"]\n', "source"),
 ])
 def test_a_derived_fact_that_does_not_say_where_it_was_read_is_refused(tmp_path, old, new, key):
     assert old in DERIVED

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
@@ -130,9 +129,6 @@ def _shown(version: Version | None, spec: PackageSpec) -> str:
     if version is None:
         return spec.written
     return f"{version}+{spec.build}" if spec.build else str(version)
-
-
-_EXTRA_MARKER = re.compile(r"""extra\s*==\s*['"]([^'"]+)['"]""")  # the extras a Requires-Dist line is for
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -542,8 +538,6 @@ class _Checker:
         releases ask for, not every extra a stack may name): whether the
         index has them, and what they require, is not checked, and a check
         says so rather than dropping them without a word."""
-        from packaging.requirements import InvalidRequirement, Requirement
-
         names = self.db.names()
         for name, extras in sorted(self.extras.items()):
             release = self.release_of(name, versions.get(name))
@@ -551,13 +545,7 @@ class _Checker:
                 continue
             for extra in sorted(extras):
                 targets = []
-                for text in release.requires_dist:
-                    if extra not in {normalize(e) for e in _EXTRA_MARKER.findall(text)}:
-                        continue
-                    try:
-                        requirement = Requirement(text)
-                    except InvalidRequirement:
-                        continue  # the snapshot's reader reports a line that does not parse
+                for requirement in release.extra_requirements(extra):
                     target = normalize(requirement.name)
                     if target in names or target == name:
                         continue

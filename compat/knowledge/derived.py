@@ -132,6 +132,8 @@ def read_derived(path: str, name: str) -> DerivedFile:
         for table in tables:
             for key in ("source", "archs_source"):
                 cited = table.data.get(key)
+                if cited is not None and not isinstance(cited, str):
+                    raise table.error(f"expected the ID of a [[source]] of this file, got {cited!r}"[:200], key)
                 if cited is not None and cited not in sources:
                     raise table.error(f"cites {cited!r}, which is no [[source]] of this file: a derived fact "
                                       "cites the file, commit and line it was read from", key)
@@ -139,7 +141,7 @@ def read_derived(path: str, name: str) -> DerivedFile:
                 raise table.error(f"a derived {kind} cites the [[source]] it was read from", "source")
             also = table.data.get("also", [])
             for index, cited in enumerate(also if isinstance(also, list) else []):
-                if cited not in sources:
+                if not isinstance(cited, str) or cited not in sources:
                     raise table.error(f"cites {cited!r}, which is no [[source]] of this file", f"also[{index}]")
     return DerivedFile(path, name, tool, sources, builds, rules)
 

@@ -285,6 +285,12 @@ class Release:
             self._parsed = declared + self.curated
         return self._parsed
 
+    def extra_requirements(self, extra: str) -> list[Any]:
+        """The Requires-Dist lines that `extra` (normalized) brings: those
+        whose marker names it, each parsed once (`requirement`)."""
+        return [self.requirement(index) for index, text in enumerate(self.requires_dist)
+                if "extra" in text and extra in {canonicalize_name(e) for e in _EXTRA.findall(text)}]
+
     def dependencies_for(
         self, extras: frozenset[str] = frozenset(), wanted: Callable[[str], bool] | None = None,
         pins: Callable[[str, str], bool] | None = None,
