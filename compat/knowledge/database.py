@@ -1002,18 +1002,7 @@ def _parse_sources(data: dict, path: str) -> dict[str, Source]:  # type: ignore[
     for table in root.tables("source"):
         table.only(["id", "project", "title", "kind", "url", "ref", "commit", "date", "item"])
         source_id = table.identifier(sources, "source")
-        date = table.date("date")
-        sources[source_id] = Source(
-            id=source_id,
-            project=table.text("project", required=True),  # type: ignore[arg-type]
-            title=table.text("title", required=True),  # type: ignore[arg-type]
-            kind=table.choice("kind", SOURCE_KINDS, "release"),
-            url=table.text("url"),
-            ref=table.text("ref"),
-            commit=table.text("commit"),
-            date=date,
-            item=table.text("item"),
-        )
+        sources[source_id] = Source.from_table(table, source_id, SOURCE_KINDS, "release")
     return sources
 
 

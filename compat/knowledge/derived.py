@@ -106,22 +106,7 @@ def read_derived(path: str, name: str) -> DerivedFile:
             raise table.error(f"invalid ID {source_id!r} (letters, digits and . - _ @ : / # +)", "id")
         if source_id in sources:
             raise table.error(f"source {source_id!r} is given twice", "id")
-        line = table.data.get("line")
-        if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
-            raise table.error(f"expected a line number, got {line!r}", "line")
-        source = Source(
-            id=source_id,
-            project=table.text("project", required=True),  # type: ignore[arg-type]
-            title=table.text("title", required=True),  # type: ignore[arg-type]
-            kind=table.choice("kind", SOURCE_KINDS, "code"),
-            url=table.text("url"),
-            ref=table.text("ref"),
-            commit=table.text("commit"),
-            date=table.date("date"),
-            path=table.text("path"),
-            line=line,
-            sha256=table.text("sha256"),
-        )
+        source = Source.from_table(table, source_id, SOURCE_KINDS, "code", located=True)
         problem = source_problem(source)
         if problem is not None:
             raise table.error(problem[1], problem[0])

@@ -53,6 +53,30 @@ class Source(Record):
     line: int | None = None
     sha256: str | None = None
 
+    @classmethod
+    def from_table(cls, table: Any, source_id: str, kinds: tuple[str, ...], default: str, *,
+                   located: bool = False) -> Source:
+        """One ``[[source]]`` table (a knowledge/_schema.py Table, its keys
+        checked by the caller): ``_sources.toml``'s, or with `located` a
+        derived file's, which also says where it was read (path, line, sha256)."""
+        line = table.data.get("line") if located else None
+        if line is not None and (not isinstance(line, int) or isinstance(line, bool)):
+            raise table.error(f"expected a line number, got {line!r}"[:200], "line")
+        return cls(
+            id=source_id,
+            project=table.text("project", required=True),
+            title=table.text("title", required=True),
+            kind=table.choice("kind", kinds, default),
+            url=table.text("url"),
+            ref=table.text("ref"),
+            commit=table.text("commit"),
+            date=table.date("date"),
+            item=None if located else table.text("item"),
+            path=table.text("path") if located else None,
+            line=line,
+            sha256=table.text("sha256") if located else None,
+        )
+
     def cite(self) -> str:
         """One line for reports.
 
