@@ -25,7 +25,7 @@ from compat.sources.stack import _parse, _Reader
 
 from .conftest import EXAMPLES
 
-INPUTS = int(os.environ.get("COMPAT_FUZZ_INPUTS", "3000"))
+INPUTS = int(os.environ.get("COMPAT_FUZZ_INPUTS", "2000"))
 FULL_CHECK_EVERY = 50  # one input in this many is checked whole, not only read
 SEED = 20261203
 SETTINGS = settings(deadline=None, derandomize=True, max_examples=150,
