@@ -70,7 +70,7 @@ def test_a_requirement_whose_extra_is_not_asked_for_does_not_bind(transformers):
     ("gpu", H200.replace("H200", "A100") + '[packages]\nltx-2 = "1.5.0"\n[options.ltx-2]\nquantization = "fp8-scaled-mm"\n',
      "rule ltx-2.fp8-scaled-mm.compute-capability (requirement, ltx-2 >=1.1.7)", "compute capability >=8.9"),
     ("cuda", '[system]\npython = "3.12"\ncuda = "12.8"\n[hardware]\ngpu = "H100"\n[packages]\ntorch = "2.13.0"\n',
-     "build torch.pypi.cuda-13.0 (torch >=2.11,<2.15)", "CUDA 13.x (the build targets CUDA 13.0)"),
+     "build torch.derived.2.13.0.pypi.linux-x86_64 (torch ==2.13.0)", "CUDA 13.x (the build targets CUDA 13.0)"),
 ])
 def test_the_machine_as_a_subject_shows_the_constraint_that_fails(db, subject, stack, origin, requirement):
     report = compat.why(subject, compat.loads_stack(stack, db), database=db)

@@ -67,7 +67,11 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 TOOL = "tools/derive_wheel_archs.py"
-PROJECTS = {"sglang-kernel": "SGLang kernel (sglang-kernel)", "sgl-kernel": "SGLang kernel (sgl-kernel)"}
+PROJECTS = {"sglang-kernel": "SGLang kernel (sglang-kernel)", "sgl-kernel": "SGLang kernel (sgl-kernel)", "vllm": "vLLM"}
+# where a package's derived file of architectures goes, when its <name>.toml is another script's
+OUTPUT_STEMS = {"vllm": "vllm.archs"}
+# packages whose wheels are read for their core libraries alone (the others are hundreds of MB more)
+CORE_ONLY = {"vllm"}
 HEADER = ("# Written by tools/derive_wheel_archs.py from the package index's own wheels of each release "
           "(their .so members' CUDA fat binaries); do not edit, run the script again.\n")
 
@@ -318,6 +322,7 @@ class FatbinScanner:
         self.entries: Counter[Entry] = Counter()
         self.containers = 0
         self.coverage: Counter[Entry] = Counter()  # entry kind and arch -> the containers that carry it
+        self.combos: Counter[frozenset[Entry]] = Counter()  # the set of entries of a container -> how many carry it
         self._current: set[Entry] = set()
         self._buf = bytearray()
         self._skip = 0  # bytes still to drop (an entry's payload)
@@ -336,6 +341,8 @@ class FatbinScanner:
     def _close(self) -> None:
         """The current container ends: count the architectures it carried."""
         self.coverage.update(self._current)
+        if self._current:
+            self.combos[frozenset(self._current)] += 1
         self._current = set()
         self._end = 0
 
@@ -436,6 +443,8 @@ class Library:
     coverage: dict[str, int] = field(default_factory=dict)  # "sass 8.0" -> the containers that carry it
     toolkits: dict[str, int] = field(default_factory=dict)
     cudart: list[str] = field(default_factory=list)  # libcudart.so.N it needs
+    # each set of entries some fat binaries carry ("sass 8.0 sass 9.0 ptx 9.0") -> how many carry it
+    combos: dict[str, int] = field(default_factory=dict)
 
 
 CUDART_RE = re.compile(rb"libcudart\.so\.([0-9]+)(?=[^0-9])")  # not cut by a chunk's end
@@ -464,13 +473,17 @@ def scan_library(name: str, chunks: Iterable[bytes]) -> Library:
     sass = sorted({e.arch for e in fatbins.entries if e.kind == "sass"}, key=_arch_key)
     ptx = sorted({e.arch for e in fatbins.entries if e.kind == "ptx"}, key=_arch_key)
     coverage = {f"{e.kind} {e.arch}": n for e, n in sorted(fatbins.coverage.items(), key=lambda kv: (kv[0].kind, _arch_key(kv[0].arch)))}
-    return Library(name, sass, ptx, fatbins.containers, coverage, dict(sorted(needles.found.items())), sorted(cudart))
+    combos = {" ".join(f"{e.kind} {e.arch}" for e in sorted(combo, key=lambda e: (e.kind, _arch_key(e.arch)))): n
+              for combo, n in fatbins.combos.most_common()}
+    return Library(name, sass, ptx, fatbins.containers, coverage, dict(sorted(needles.found.items())), sorted(cudart),
+                   combos)
 
 
 def read_wheel(url: str, size: int | None = None, log: Callable[[str], None] = lambda s: None,
-               remote: HttpRange | None = None) -> dict:
+               remote: HttpRange | None = None, core_only: bool = False) -> dict:
     """Read the .so members of the wheel at `url` (or of `remote`, anything with HttpRange's
-    size, fetch, stream and transferred): a measurement (JSON-ready)."""
+    size, fetch, stream and transferred), only its core libraries with `core_only`: a
+    measurement (JSON-ready)."""
     remote = remote or HttpRange(url, size)
     members = central_directory(remote.fetch, remote.size)
     libraries = []
@@ -482,6 +495,8 @@ def read_wheel(url: str, size: int | None = None, log: Callable[[str], None] = l
             texts[member.name] = b"".join(member_chunks([raw], member)).decode("utf-8", "replace")
     for member in sorted(members, key=lambda m: m.name):
         if not (member.name.endswith(".so") or ".so." in member.name.rsplit("/", 1)[-1]):
+            continue
+        if core_only and not is_core(member.name):
             continue
         started = time.monotonic()
         start = member_data_offset(remote.fetch, member)
@@ -497,14 +512,18 @@ def read_wheel(url: str, size: int | None = None, log: Callable[[str], None] = l
 
 # -- what a wheel's measurement says of its build ---------------------------------------------
 
-CORE = re.compile(r"(^|/)common_ops[^/]*\.so$")
+# SGLang's kernels: common_ops; vLLM's custom ops (RMS norm, rotary embedding, activations, cache ops, which
+# every model runs): vllm/_C (vllm/_C_stable_libtorch from 0.24)
+CORE = re.compile(r"(^|/)(common_ops[^/]*|vllm/_C(_stable_libtorch)?\.[^/]*)\.so$")
 
 
 def is_core(name: str) -> bool:
-    """Whether a member is a core op library (``common_ops``), whose kernels every op needs.
+    """Whether a member is a core op library (``common_ops``, vLLM's ``_C``), whose kernels every op needs.
 
     >>> is_core("sgl_kernel/sm100/common_ops.abi3.so"), is_core("sgl_kernel/flash_ops.abi3.so")
     (True, False)
+    >>> is_core("vllm/_C.abi3.so"), is_core("vllm/_C_stable_libtorch.abi3.so"), is_core("vllm/_moe_C.abi3.so")
+    (True, True, False)
     """
     return CORE.search(name) is not None
 
@@ -551,6 +570,10 @@ def cuda_of(filename: str, requires: list[str], libraries: list[dict]) -> tuple[
         release, count = max(counted.items(), key=lambda kv: (kv[1], Version(kv[0])))
         return release, (f"its cubins: ptxas names \"Cuda compilation tools, release {release}\" "
                          f"in {count} of the core libraries' cubins")
+    majors = {m for library in libraries if is_core(library["name"]) for m in library.get("cudart", [])}
+    if len(majors) == 1:
+        major = majors.pop()
+        return major, f"its core libraries linking libcudart.so.{major} (nothing in the wheel names the minor)"
     return None, "nothing in the wheel names its CUDA"
 
 
@@ -639,6 +662,36 @@ def _grouped(libraries: list[dict]) -> str:
                      for text, names in groups.items())
 
 
+# packages whose core library holds kernels for many features, each built for its own architectures (vLLM's
+# _C: the FP8 and FP4 GEMMs for sm_89+ or sm_100a alone): the build's list is the one most of its fat binaries
+# carry (the list the general kernels are built for), not the union, which a GPU can be in and still lack
+# kernels for nearly every op (PTX 5.2 in one fat binary of 47)
+BY_MOST_KERNELS = {"vllm"}
+
+
+def most_kernels(core: list[dict]) -> tuple[list[tuple[str, str]], int, int] | None:
+    """The set of entries most fat binaries of the core libraries carry, among the sets for more than one
+    architecture (an architecture-specific kernel, sm_90a alone, is not a list), how many carry it, and of how many.
+
+    >>> most_kernels([{"combos": {"sass 9.0a": 17, "sass 7.0 sass 8.0 ptx 8.0": 30, "sass 8.0 sass 8.9": 2}}])
+    ([('sass', '7.0'), ('sass', '8.0'), ('ptx', '8.0')], 30, 49)
+    """
+    counted: Counter[str] = Counter()
+    for lib in core:
+        counted.update(lib.get("combos", {}))
+    total = sum(counted.values())
+    lists = [(combo, n) for combo, n in counted.items() if len({e.split()[1].rstrip("af") for e in _pairs(combo)}) > 1]
+    if not lists:
+        return None
+    combo, n = max(lists, key=lambda kv: (kv[1], kv[0]))
+    return [tuple(e.split()) for e in _pairs(combo)], n, total  # type: ignore[misc]
+
+
+def _pairs(combo: str) -> list[str]:
+    words = combo.split()
+    return [f"{words[i]} {words[i + 1]}" for i in range(0, len(words), 2)]
+
+
 def build_of(package: str, wheel: Wheel, measured: dict, source_id: str) -> tuple[dict | None, str | None]:
     """One [[build]] of the wheel's measurement, or None and why not."""
     libraries = measured["libraries"]
@@ -647,9 +700,17 @@ def build_of(package: str, wheel: Wheel, measured: dict, source_id: str) -> tupl
         return None, "no common_ops library in the wheel"
     sass: set[str] = set()
     ptx: set[str] = set()
-    for lib in core:
-        sass.update(lib["sass"])
-        ptx.update(lib["ptx"])
+    general = None
+    if package in BY_MOST_KERNELS:
+        general = most_kernels(core)
+        if general is None:
+            return None, "its core libraries carry no fat binary with a kernel for more than one architecture"
+        sass = {a for kind, a in general[0] if kind == "sass"}
+        ptx = {a for kind, a in general[0] if kind == "ptx"}
+    else:
+        for lib in core:
+            sass.update(lib["sass"])
+            ptx.update(lib["ptx"])
     if not sass and not ptx:
         return None, "its common_ops libraries carry no fat binary"
     if any(a.endswith("?") for a in sass):
@@ -676,7 +737,14 @@ def build_of(package: str, wheel: Wheel, measured: dict, source_id: str) -> tupl
         build["ptx"] = top_ptx
     build["source"] = source_id
     others = _grouped([lib for lib in libraries if not is_core(lib["name"]) and (lib["sass"] or lib["ptx"])])
-    note = f"archs: the SASS of the core op libraries ({_grouped(core)}); CUDA {cuda} from {cuda_basis}"
+    if general is not None:
+        entries, carried, total = general
+        note = (f"archs: the SASS{' and PTX' if ptx else ''} of the architecture list most of the core library's "
+                f"kernels are built for ({carried} of its {total} fat binaries carry exactly "
+                f"{' '.join(k + ' ' + a for k, a in entries)}: a GPU outside it has no kernel for most ops); "
+                f"all of {_grouped(core)}; CUDA {cuda} from {cuda_basis}")
+    else:
+        note = f"archs: the SASS of the core op libraries ({_grouped(core)}); CUDA {cuda} from {cuda_basis}"
     majors = {m for lib in core for m in lib.get("cudart", [])}
     if majors and majors != {cuda.split(".")[0]}:
         note += f" (they link libcudart.so.{', '.join(sorted(majors))})"
@@ -702,10 +770,12 @@ def _toml_value(value) -> str:
 DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
-def render(package: str, sources: list[dict], builds: list[dict], comments: list[str]) -> str:
-    out = [HEADER]
+def render(package: str, sources: list[dict], builds: list[dict], comments: list[str],
+           header: str = HEADER, tool: str = TOOL) -> str:
+    """A derived file's text: the script's header, the comments, then the sources and the builds."""
+    out = [header]
     out.extend(f"# {line}\n" for line in comments)
-    out.append(f"schema = 1\npackage = {_toml_value(package)}\ntool = {_toml_value(TOOL)}\n")
+    out.append(f"schema = 1\npackage = {_toml_value(package)}\ntool = {_toml_value(tool)}\n")
     for kind, tables in (("source", sources), ("build", builds)):
         for table in tables:
             out.append(f"\n[[{kind}]]\n")
@@ -715,6 +785,23 @@ def render(package: str, sources: list[dict], builds: list[dict], comments: list
                 else:
                     out.append(f"{key} = {_toml_value(value)}\n")
     return "".join(out)
+
+
+def installed_wheels(wheels: list[Wheel]) -> list[Wheel]:
+    """The wheels an installer takes: of those that differ only in their build tag (a re-upload,
+    ``vllm-0.20.1-1-cp38-...``), the one with the highest tag.
+
+    >>> w = [Wheel("1", f, "", "", 0) for f in ("k-1-cp38-abi3-linux_x86_64.whl", "k-1-2-cp38-abi3-linux_x86_64.whl")]
+    >>> [x.file for x in installed_wheels(w)]
+    ['k-1-2-cp38-abi3-linux_x86_64.whl']
+    """
+    best: dict[tuple, Wheel] = {}
+    for wheel in wheels:
+        _name, _version, build, tags = parse_wheel_filename(wheel.file)
+        key = tuple(sorted(str(t) for t in tags))
+        if key not in best or build > parse_wheel_filename(best[key].file)[2]:
+            best[key] = wheel
+    return list(best.values())
 
 
 def derive(package: str, measurements: dict[str, dict], versions: list[str],
@@ -727,7 +814,7 @@ def derive(package: str, measurements: dict[str, dict], versions: list[str],
             no_wheels.append(version)
             continue
         read_all = True
-        for wheel in sorted(wheels[version], key=lambda w: w.file):
+        for wheel in sorted(installed_wheels(wheels[version]), key=lambda w: w.file):
             measured = measurements.get(wheel.file)
             if measured is None or measured.get("sha256") != wheel.sha256:
                 read_all = False
@@ -773,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-minutes", type=float, default=60.0, help="stop reading new wheels after this long")
     parser.add_argument("--no-read", action="store_true", help="write the file from the measurements alone")
     args = parser.parse_args(argv)
-    out = args.out or os.path.join(here, "data", "derived", f"{args.package}.toml")
+    out = args.out or os.path.join(here, "data", "derived", f"{OUTPUT_STEMS.get(args.package, args.package)}.toml")
     versions, wheels = release_wheels(args.metadata, args.package)
     wanted = [v for v in versions if not args.versions or v in args.versions]
     measurements = load_measurements(args.measurements)
@@ -793,7 +880,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         log(f"{wheel.file} ({wheel.size / 1e6:.0f} MB)")
         try:
-            measured = read_wheel(wheel.url, wheel.size, log)
+            measured = read_wheel(wheel.url, wheel.size, log, core_only=args.package in CORE_ONLY)
         except (OSError, ZipError) as error:
             log(f"  not read: {error}")
             continue

@@ -48,6 +48,12 @@ class Platform(Record):
         release = self.system.python.release
         return release[0], release[1]
 
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What the tags a platform accepts depend on: the interpreter, the platform, the glibc."""
+        glibc = self.system.glibc
+        return self.python, self.system.platform, glibc.release[:2] if glibc is not None else None
+
     def glibc_of(self, platform_tag: str) -> tuple[int, int] | None | bool:
         """The glibc a Linux wheel needs, False if the tag is not for this
         platform, None if it has no floor (``linux_x86_64``, ``any``)."""
@@ -117,9 +123,26 @@ class WheelFit(Record):
 
 
 def wheel_fit(release: Release, platform: Platform) -> WheelFit:
+    """How the release's wheels fit the platform: computed once per set of
+    tags and platform in a process (a deployment script, a matrix or a test
+    run checks the same releases on the same platform many times)."""
     tags = release.tags
     if not tags:
         return WheelFit(None, None, ())
+    key = (tags, platform.key)
+    fit = _FITS.get(key)
+    if fit is None:
+        if len(_FITS) >= _MAX_FITS:
+            _FITS.clear()
+        fit = _FITS[key] = _wheel_fit(tags, platform)
+    return fit
+
+
+_FITS: dict[tuple[tuple[str, ...], tuple[Any, ...]], WheelFit] = {}
+_MAX_FITS = 1 << 16
+
+
+def _wheel_fit(tags: tuple[str, ...], platform: Platform) -> WheelFit:
     floors = []
     seen: dict[str, None] = {}
     for text in tags:
@@ -328,6 +351,8 @@ class Problem(Record):
     text: str
     components: tuple[str, ...]
     details: dict[str, Any]
+    source: str | None = None  # where the finding rests on another fact than the build's own
+    basis: str | None = None  # set when it is inferred: what it rests on
 
 
 def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
@@ -371,10 +396,27 @@ def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
             "(it fails with \"no kernel image is available for execution on the device\")",
             ("gpu",), {"found": sm},
         ))
+    # a build whose list is not known, made with a CUDA that compiles no kernels for the GPU's family
+    # (cuda.toml [[sass]]): it runs there only through PTX, which nothing here says it carries
+    floor = db.cuda.sass_floor(capability) if capability is not None else None
+    too_old = (not build.archs and build.accelerator == "cuda" and accelerator == "cuda" and floor is not None
+               and build.cuda is not None and len(build.cuda.release) >= 2 and build.cuda < floor[0])
+    if too_old:
+        assert floor is not None and capability is not None
+        gpu = hardware.gpu.name if hardware.gpu is not None else "the GPU"
+        sm = "sm_" + str(capability).replace(".", "")
+        out.append(Problem(
+            "arch", "warning",
+            f": no CUDA before {floor[0]} compiles kernels for {gpu} ({sm}), so it runs there only if it carries "
+            "PTX, which nothing here says (without it: \"no kernel image is available for execution on the device\")",
+            ("gpu",), {"found": sm}, source=floor[1],
+            basis=f"inferred: the build's architecture list is not known; it was made with CUDA {build.cuda}, and "
+                  f"kernels for {sm} need CUDA {floor[0]} or newer",
+        ))
     # a build compat infers (from a local label, or a release's CUDA pins) says nothing of its kernels: say so
     # (a curated build without architectures is one whose sources give none: docs/coverage.md lists them)
     if not build.archs and build.layer != "curated" and build.accelerator == "cuda" and capability is not None \
-            and accelerator == "cuda":
+            and accelerator == "cuda" and not too_old:
         gpu = hardware.gpu.name if hardware.gpu is not None else "the GPU"
         sm = "sm_" + str(capability).replace(".", "")
         out.append(Problem(

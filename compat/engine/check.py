@@ -895,10 +895,11 @@ class _Checker:
                 return True
         return False
 
-    def _arch_basis(self, build: Build) -> str | None:
+    def _arch_basis(self, build: Build, inferred: str | None = None) -> str | None:
         """What an architecture finding rests on, where it is inferred: the
-        build's list (inferred for these releases), the GPU's capability."""
-        parts = [p for p in (build.archs_basis, self._capability_basis()) if p]
+        build's list (inferred for these releases), what the finding itself
+        infers, the GPU's capability."""
+        parts = [p for p in (build.archs_basis, inferred, self._capability_basis()) if p]
         return "; ".join(parts) or None
 
     def _capability_basis(self) -> str | None:
@@ -1297,8 +1298,9 @@ class _Checker:
         for problem in problems:
             self.add(f"{problem.kind}:{name}=={version}", problem.severity,
                      f"{who} installs {build.describe()}{inferred}{problem.text}{hint}", (name, *problem.components),
-                     "build", build.layer, build.archs_source or source if problem.kind == "arch" else source,
-                     build=build.id, basis=self._arch_basis(build) if problem.kind == "arch" else None,
+                     "build", build.layer,
+                     problem.source or (build.archs_source or source if problem.kind == "arch" else source),
+                     build=build.id, basis=self._arch_basis(build, problem.basis) if problem.kind == "arch" else None,
                      **problem.details)
 
     def build_requires(self, release: Release, build: Build, who: str) -> None:
@@ -1324,7 +1326,8 @@ class _Checker:
         component = self.db.component(release.package)
         if component is None:
             return ""
-        for build in component.builds_for(release.version):
+        # the package index's own build first: taking it needs no other index
+        for build in sorted(component.builds_for(release.version), key=lambda b: b.index != "pypi"):
             if build is wrong or build.index == wrong.index:
                 continue
             if build.accelerator != self.stack.hardware.accelerator:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,8 +93,8 @@ class Database:
         self._graph_head: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
         self._requirers_first: dict[str, int] | None = None
-        self._derived_names: set[str] | None = None
-        self._derived: dict[str, Any] = {}  # name -> its derived file, read (derived.DerivedFile)
+        self._derived_names: dict[str, list[str]] | None = None  # name -> the stems of its derived files
+        self._derived: dict[str, list[Any]] = {}  # name -> its derived files, read (derived.DerivedFile)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Database:
@@ -260,39 +261,46 @@ class Database:
         return self._sources
 
     def derived_names(self) -> set[str]:
-        """The components with a file of derived facts (``derived/<name>.toml``, see derived.py)."""
+        """The components with a file of derived facts (``derived/<name>.toml`` or
+        ``derived/<name>.<topic>.toml``, see derived.py)."""
+        return set(self.derived_stems())
+
+    def derived_stems(self) -> dict[str, list[str]]:
+        """Each component's derived files, by the stems of their names (a component's own first)."""
         if self._derived_names is None:
-            from .derived import DERIVED_DIR
+            from .derived import DERIVED_DIR, derived_name
 
             try:
                 listed = os.listdir(os.path.join(self.root, DERIVED_DIR))
             except OSError:
                 listed = []
-            self._derived_names = {f[: -len(".toml")] for f in listed if f.endswith(".toml") and not f.startswith("_")}
+            stems: dict[str, list[str]] = {}
+            for file in sorted(listed):
+                if file.endswith(".toml") and not file.startswith("_"):
+                    stems.setdefault(derived_name(file[: -len(".toml")]), []).append(file[: -len(".toml")])
+            self._derived_names = stems
         return self._derived_names
 
-    def derived(self, name: str) -> Any:
-        """The derived file of component `name`, read once (a derived.DerivedFile), or None."""
-        if name not in self.derived_names():
-            return None
+    def derived(self, name: str) -> list[Any]:
+        """The derived files of component `name`, each read once (derived.DerivedFile), or []."""
+        stems = self.derived_stems().get(name, [])
         if name not in self._derived:
             from .derived import derived_path, read_derived
 
-            self._derived[name] = read_derived(derived_path(self.root, name), name)
-        return self._derived[name]
+            self._derived[name] = [read_derived(derived_path(self.root, stem), name) for stem in stems]
+        return self._derived[name]  # type: ignore[no-any-return]
+
+    def _every_derived(self) -> list[Any]:
+        return [d for name in sorted(self.derived_names()) for d in self.derived(name)]
 
     def derived_source_file(self, source_id: str) -> str | None:
         """The derived file that defines `source_id`, or None."""
-        for name in sorted(self.derived_names()):
-            if source_id in self.derived(name).sources:
-                return self.derived(name).path  # type: ignore[no-any-return]
-        return None
+        return next((d.path for d in self._every_derived() if source_id in d.sources), None)
 
     def derived_sources(self) -> dict[str, Source]:
         """The sources of every derived file, by ID (an ID two files give is refused)."""
         out: dict[str, Source] = {}
-        for name in sorted(self.derived_names()):
-            derived = self.derived(name)
+        for derived in self._every_derived():
             for source_id, source in derived.sources.items():
                 if source_id in out:
                     raise DatabaseError("a source ID another derived file gives", file=derived.path,
@@ -311,7 +319,8 @@ class Database:
             if found is None and self.derived_names():  # a derived fact's: its file names the file it was read in
                 # the derived files read already first (a fact's own file was read with its component): the
                 # others are read only for an ID none of those holds
-                found = next((d.sources[source_id] for d in self._derived.values() if source_id in d.sources), None)
+                found = next((d.sources[source_id] for files in self._derived.values() for d in files
+                              if source_id in d.sources), None)
                 if found is None:
                     found = self.derived_sources().get(source_id)
             self._source_cache[source_id] = found
@@ -413,8 +422,8 @@ class Database:
             if listed is not None:  # a list (the header says so); parsed, and checked, on first use
                 component.index_listed = tuple(listed)
             component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
-        if name in self.derived_names():
-            _add_derived(component, self.derived(name))
+        for derived in self.derived(name):
+            _add_derived(component, derived)
         return component
 
 
@@ -441,6 +450,7 @@ class Releases(MutableMapping[Version, Release]):
         self._made: dict[Version, Release] = {}
         self._all: dict[Version, str | None] | None = None  # every version -> its text (None: curated alone)
         self._drawn: dict[Version, str] = {}  # the versions `newest_first` parsed -> their lines' text
+        self._unyanked: Drawn | None = None  # `unyanked`, drawn as far as it was read
 
     def _every(self) -> dict[Version, str | None]:
         if self._all is None:
@@ -588,10 +598,22 @@ class Releases(MutableMapping[Version, Release]):
     def __setitem__(self, version: Version, release: Release) -> None:
         self._every().setdefault(version, None)
         self._made[version] = release
+        self._unyanked = None
 
     def __delitem__(self, version: Version) -> None:
         del self._every()[version]
         self._made.pop(version, None)
+        self._unyanked = None
+
+    def unyanked(self) -> Drawn:
+        """The releases that are not yanked, newest first, drawn as they are
+        read: once for all the resolutions of a process (a deployment
+        script's, a matrix's), not once per resolution; drawn again after a
+        release is added or removed."""
+        if self._unyanked is None:
+            yanked = self.yanked()
+            self._unyanked = Drawn(v for v in self.newest_first() if v not in yanked)
+        return self._unyanked
 
     def __repr__(self) -> str:
         return f"Releases({self._package!r}, {len(self._lines)} in the snapshot, {len(self._made)} made)"
@@ -629,15 +651,26 @@ def _version_group(version: Version) -> tuple[int, int, int]:
 
 
 class Drawn(Sequence[Any]):
-    """A sequence drawn from an iterator as far as it is read."""
+    """A sequence drawn from an iterator as far as it is read (by one thread
+    at a time: a database's release lists are shared by the checks of a
+    process, which may run in threads)."""
 
     def __init__(self, source: Iterable[Any]) -> None:
         self._items: list[Any] = []
         self._source: Iterator[Any] | None = iter(source)
         self._error: Exception | None = None  # what ended the iterator, raised again past its last item
+        self._lock = threading.Lock()
 
     def _fill(self, index: int | None) -> None:
         """Draw items until there are more than `index` (None: all)."""
+        if self._source is None and self._error is None:
+            return  # drawn whole
+        if index is not None and index < len(self._items):
+            return
+        with self._lock:
+            self._fill_locked(index)
+
+    def _fill_locked(self, index: int | None) -> None:
         items, source = self._items, self._source
         if source is None and self._error is not None and (index is None or len(items) <= index):
             raise self._error
@@ -677,8 +710,7 @@ def newest_unyanked(component: Component) -> Sequence[Version]:
     snapshot's drawn as they are read (`Releases.newest_first`)."""
     releases = component.releases
     if isinstance(releases, Releases):
-        yanked = releases.yanked()
-        return Drawn(v for v in releases.newest_first() if v not in yanked)
+        return releases.unyanked()
     return [v for v in component.newest_first() if not releases[v].is_yanked]
 
 
@@ -757,6 +789,22 @@ class CudaFacts(Record):
     # labels that name the torch a build was made for (+cu12torch2.6cxx11abiFALSE): the sources that say
     # what they mean and that another torch fails to load the build (None: such labels are not read)
     torch_label_sources: tuple[str, ...] = ()
+    # ([[sass]]) GPU families whose kernels (SASS) a CUDA toolkit compiles only from some release on:
+    # (compute capabilities, the first CUDA that compiles them, source ID); a build made with an older CUDA
+    # runs on such a GPU only through PTX
+    sass_floors: tuple[tuple[SpecifierSet, Version, str], ...] = ()
+
+    def sass_floor(self, capability: Version) -> tuple[Version, str] | None:
+        """The first CUDA whose compiler emits kernels for `capability`, and its source, where cuda.toml says.
+
+        >>> facts = CudaFacts({}, sass_floors=((SpecifierSet(">=10.0"), Version("12.8"), "s"),))
+        >>> facts.sass_floor(Version("12.0")), facts.sass_floor(Version("9.0"))
+        ((<Version('12.8')>, 's'), None)
+        """
+        for capabilities, cuda, source in self.sass_floors:
+            if capabilities.contains(capability, prereleases=True):
+                return cuda, source
+        return None
 
     def label(self, text: str) -> tuple[str, Version | None] | None:
         """What a label of PyTorch's form says (``cu128``: ("cuda", 12.8),
@@ -861,7 +909,7 @@ def _load_cuda(path: str) -> CudaFacts:
         return CudaFacts({})
     data, text = _toml.load(path, error=DatabaseError)
     root = Table(data, path, "", text=text)
-    root.only(["schema", "driver", "runtime", "labels", "torch_labels"])
+    root.only(["schema", "driver", "runtime", "labels", "torch_labels", "sass"])
     drivers: dict[int, tuple[Version, str]] = {}
     for table in root.tables("driver"):
         table.only(["cuda", "linux", "source"])
@@ -896,7 +944,16 @@ def _load_cuda(path: str) -> CudaFacts:
     if table is not None:
         table.only(["source", "also"])
         torch_label_sources = (table.text("source", required=True), *table.strings("also"))  # type: ignore[assignment]
-    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source, label_index, torch_label_sources)
+    sass_floors = []
+    for table in root.tables("sass"):
+        table.only(["compute_capability", "cuda", "source"])
+        capabilities = _specifier(table, "compute_capability", "")
+        if capabilities is None or not str(capabilities):
+            raise table.error("expected the compute capabilities, such as \">=10.0\"", "compute_capability")
+        cuda = _version(table, "cuda", required=True)
+        sass_floors.append((capabilities, cuda, table.text("source", required=True)))
+    return CudaFacts(drivers, runtimes, runtime_source, labels, label_source, label_index, torch_label_sources,
+                     tuple(sass_floors))  # type: ignore[arg-type]
 
 
 def _date_or_none(text: str) -> _dt.date | None:
@@ -1205,7 +1262,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
                 "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis", "drops", "adds",
-                "requires_source", "requires_unknown"])
+                "requires_source", "requires_unknown", "also"])
     build_id = table.identifier(seen or set(), "build")
     accelerator = table.choice("accelerator", ACCELERATOR_KINDS, "cuda")
     cuda = _version(table, "cuda")
@@ -1259,6 +1316,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
         index=table.text("index", "pypi") or "pypi",
         accelerator=accelerator,
         source=table.text("source", required=True),  # type: ignore[arg-type]
+        also=tuple(table.strings("also")),
         label=label,
         cuda=cuda,
         rocm=rocm,

@@ -1,5 +1,7 @@
 """Derived facts: what a script in ``tools/`` read from an upstream's own
-files, release by release (``data/derived/<name>.toml``).
+files, release by release (``data/derived/<name>.toml``, and
+``data/derived/<name>.<topic>.toml`` where a second script derives another
+kind of fact of the same package: each file has one writer).
 
 A hand-written component file (``constraints/<name>.toml``) states what a
 person read in a release note, an issue or a table. A derived file states
@@ -28,7 +30,7 @@ from ..errors import DatabaseError
 from ._schema import Table
 from .model import Source
 
-__all__ = ["DERIVED_DIR", "DerivedFile", "derived_path", "read_derived", "source_problem"]
+__all__ = ["DERIVED_DIR", "DerivedFile", "derived_name", "derived_path", "read_derived", "source_problem"]
 
 DERIVED_DIR = "derived"
 SCHEMA = 1
@@ -39,8 +41,17 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SOURCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-@:/#+]*")
 
 
-def derived_path(root: str, name: str) -> str:
-    return os.path.join(root, DERIVED_DIR, f"{name}.toml")
+def derived_path(root: str, stem: str) -> str:
+    return os.path.join(root, DERIVED_DIR, f"{stem}.toml")
+
+
+def derived_name(stem: str) -> str:
+    """The component a derived file's stem is of (a normalized name has no dot).
+
+    >>> derived_name("torch"), derived_name("torch.builds")
+    ('torch', 'torch')
+    """
+    return stem.partition(".")[0]
 
 
 class DerivedFile:

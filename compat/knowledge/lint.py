@@ -255,6 +255,8 @@ def lint_database(db: Database) -> list[Problem]:
                 add(build.file, key, f"ID also used in {build_ids[build.id]}")
             build_ids[build.id] = build.file or component.name
             cite(build.file, f"{key}.source", build.source)
+            for index, also in enumerate(build.also):
+                cite(build.file, f"{key}.also[{index}]", also)
             if build.archs_source:
                 cite(build.file, f"{key}.archs_source", build.archs_source)
             if build.requires_source:
@@ -270,9 +272,10 @@ def lint_database(db: Database) -> list[Problem]:
     except CompatError as exc:
         failed(exc)
     for name in sorted(db.derived_names() - names):
-        from .derived import derived_path
+        for stem in db.derived_stems()[name]:
+            from .derived import derived_path
 
-        add(derived_path(db.root, name), "package", f"derived facts of {name!r}, which the database does not track")
+            add(derived_path(db.root, stem), "package", f"derived facts of {name!r}, which the database does not track")
     for exc in layer_problems(db):  # the layers over the bundled database: the snapshots they hide, their own files
         failed(exc)
     try:
@@ -289,6 +292,8 @@ def lint_database(db: Database) -> list[Problem]:
             cite(cuda_file, "labels.source", cuda.label_source)
         for index, source in enumerate(cuda.torch_label_sources):
             cite(cuda_file, "torch_labels.source" if index == 0 else f"torch_labels.also[{index - 1}]", source)
+        for index, (_, _, source) in enumerate(cuda.sass_floors):
+            cite(cuda_file, f"sass[{index}].source", source)
     try:
         pythons = db.pythons
     except CompatError as exc:

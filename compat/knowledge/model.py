@@ -479,6 +479,7 @@ class Build(Record):
     index: str  # "pypi", or a PyTorch index variant (cu128, rocm6.4, cpu)
     accelerator: str  # cuda, rocm, cpu
     source: str
+    also: tuple[str, ...] = ()  # further sources that state the same (the build's other wheels, read alike)
     label: str | None = None  # the local version label of its wheels (+cu128)
     cuda: Version | None = None
     rocm: Version | None = None
@@ -656,6 +657,7 @@ class Component:
         self._index_versions: frozenset[Version] | None = None
         self._newest_first: list[Version] | None = None
         self._newest_final: tuple[Version | None] | None = None
+        self._builds_for: dict[tuple[Version, str | None], tuple[tuple[int, int], list[Build]]] = {}
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.kind!r})"
@@ -689,7 +691,18 @@ class Component:
     def builds_for(self, version: Version, index: str | None = None) -> list[Build]:
         """The builds of `version`, in file order: a check parses only these
         (with `index`, only that index's: what a table says it is served
-        by is read before it is parsed)."""
+        by is read before it is parsed). Found once per version and index
+        while the component's builds stay as they are (torch has a hundred)."""
+        state = (id(self.unread_builds), len(self._builds))
+        key = (version, index)
+        cached = self._builds_for.get(key)
+        if cached is not None and cached[0] == state:
+            return list(cached[1])
+        found = self._find_builds(version, index)
+        self._builds_for[key] = (state, found)
+        return list(found)
+
+    def _find_builds(self, version: Version, index: str | None) -> list[Build]:
         keep = None if index is None else (lambda table: (table.data.get("index") or "pypi") == index)
         unread = self.unread_builds.covering(version, keep) if self.unread_builds is not None else []
         return [b for b in (*unread, *(b for b in self._builds if b.covers(version))) if index is None or b.index == index]
