@@ -184,3 +184,83 @@ def test_an_inferred_rule_is_a_warning_at_most(tmp_path):
     stated = _make(tmp_path / "again", inferred.replace('inferred = true', 'severity = "error"\ninferred = true'))
     with pytest.raises(DatabaseError, match="warning at most"):
         stated.component("kern").rules
+
+
+# -- a second derived file of one package (derived/<name>.<topic>.toml) ------------------------------------
+
+SECOND = f"""\
+# Written by tools/derive_kern_wheels.py; do not edit.
+schema = 1
+package = "kern"
+tool = "tools/derive_kern_wheels.py"
+
+[[source]]
+id = "kern@2.0.0:kern-2.0.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+project = "kern"
+title = "kern 2.0.0 wheel kern-2.0.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+kind = "artifact"
+path = "kern-2.0.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+sha256 = "{'a' * 64}"
+
+[[source]]
+id = "kern@2.0.0:kern-2.0.0-cp311-cp311-manylinux_2_28_aarch64.whl"
+project = "kern"
+title = "kern 2.0.0 wheel kern-2.0.0-cp311-cp311-manylinux_2_28_aarch64.whl"
+kind = "artifact"
+path = "kern-2.0.0-cp311-cp311-manylinux_2_28_aarch64.whl"
+sha256 = "{'b' * 64}"
+
+[[build]]
+id = "kern.derived.2.0.0.pypi.linux-aarch64"
+releases = "==2.0.0"
+index = "pypi"
+accelerator = "cpu"
+platforms = ["linux-aarch64"]
+source = "kern@2.0.0:kern-2.0.0-cp312-cp312-manylinux_2_28_aarch64.whl"
+also = ["kern@2.0.0:kern-2.0.0-cp311-cp311-manylinux_2_28_aarch64.whl"]
+"""
+
+
+def test_a_second_derived_file_of_a_package_joins_the_first(tmp_path):
+    db = _make(tmp_path)
+    (tmp_path / "derived" / "kern.wheels.toml").write_text(SECOND)
+    db = Database.load(tmp_path)
+    assert db.derived_names() == {"kern"} and len(db.derived("kern")) == 2
+    builds = {b.id: b for b in db.component("kern").builds}
+    assert set(builds) == {"kern.derived.2.0.0.pypi", "kern.derived.2.0.0.pypi.linux-aarch64"}
+    assert builds["kern.derived.2.0.0.pypi.linux-aarch64"].also == (
+        "kern@2.0.0:kern-2.0.0-cp311-cp311-manylinux_2_28_aarch64.whl",)
+    arm = {**stack("GH200"), "system": {**stack("GH200")["system"], "platform": "linux-aarch64"}}
+    assert "accelerator:kern==2.0.0" in {f.id for f in check(arm, database=db).warnings}
+    assert [str(p) for p in lint_database(db) if "/derived/" in str(p)] == []
+
+
+def test_a_build_citing_a_further_source_it_lacks_is_refused(tmp_path):
+    _make(tmp_path)
+    (tmp_path / "derived" / "kern.wheels.toml").write_text(SECOND.replace(
+        'also = ["kern@2.0.0:kern-2.0.0-cp311', 'also = ["kern@2.0.0:kern-2.0.0-cp310'))
+    db = Database.load(tmp_path)
+    with pytest.raises(DatabaseError) as caught:
+        db.component("kern")
+    assert caught.value.file.endswith("kern.wheels.toml") and "also[0]" in (caught.value.key or "")
+
+
+def test_a_second_file_of_an_untracked_package_is_named_by_lint(tmp_path):
+    db = _make(tmp_path)
+    (tmp_path / "derived" / "ghost.wheels.toml").write_text(SECOND.replace('package = "kern"', 'package = "ghost"'))
+    problems = [str(p) for p in lint_database(Database.load(tmp_path))]
+    assert any("ghost.wheels.toml" in p and "does not track" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("entry, key", [
+    ('compute_capability = "ten"\ncuda = "12.8"\nsource = "kern-notes"', "compute_capability"),
+    ('compute_capability = ">=10.0"\nsource = "kern-notes"', "cuda"),
+    ('compute_capability = ">=10.0"\ncuda = "12.8"\nsource = "kern-notes"\nnote = 1', "note"),
+])
+def test_a_malformed_sass_entry_of_cuda_toml_is_one_line_naming_the_key(tmp_path, entry, key):
+    db = _make(tmp_path)
+    (tmp_path / "cuda.toml").write_text((tmp_path / "cuda.toml").read_text() + f"\n[[sass]]\n{entry}\n")
+    db = Database.load(tmp_path)
+    with pytest.raises(DatabaseError) as caught:
+        db.cuda
+    assert caught.value.file.endswith("cuda.toml") and key in (caught.value.key or "")
