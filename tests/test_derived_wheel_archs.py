@@ -1,5 +1,5 @@
-"""SGLang's kernel wheels, read (tools/derive_wheel_archs.py, data/derived/sglang-kernel.toml
-and data/derived/sgl-kernel.toml).
+"""SGLang's kernel wheels and vLLM's, read (tools/derive_wheel_archs.py, data/derived/sglang-kernel.toml,
+data/derived/sgl-kernel.toml and data/derived/vllm.archs.toml).
 
 (a) The script's readers on bytes built here: a fat binary of two entries
 (and a magic number met by chance before it), and a wheel zipped in memory,
@@ -211,10 +211,46 @@ def test_the_rendered_file_parses_and_is_sorted():
     assert "without a record of their wheels (not read): 1.1" in text
 
 
-@pytest.mark.parametrize("package", ["sglang-kernel", "sgl-kernel"])
+def vllm_measurement(file: str, combos: dict[str, int], cudart: str = "12") -> dict:
+    entries = {e for combo in combos for e in derive._pairs(combo)}
+    return {"file": file, "sha256": "ab" * 32, "version": "9.9", "requires_dist": [], "libraries": [
+        {"name": "vllm/_C.abi3.so", "containers": sum(combos.values()), "cudart": [cudart], "toolkits": {},
+         "sass": sorted({e.split()[1] for e in entries if e.startswith("sass")}),
+         "ptx": sorted({e.split()[1] for e in entries if e.startswith("ptx")}),
+         "coverage": {}, "combos": combos}]}
+
+
+def test_vllm_s_list_is_the_one_most_of_its_kernels_carry_not_the_union():
+    # vLLM 0.7.3's _C: one fat binary of 47 carries sm_52 and its PTX, which would "serve" any GPU
+    combos = {"ptx 5.2 sass 5.2": 1, "sass 7.0 sass 7.5 sass 8.0 sass 8.6 sass 8.9 sass 9.0": 23,
+              "sass 8.0 sass 8.6 sass 8.9 sass 9.0": 7, "sass 9.0a": 15}
+    wheel = derive.Wheel("0.7.3", "vllm-0.7.3-cp38-abi3-manylinux1_x86_64.whl", "https://x/v.whl", "ab" * 32, 1)
+    measured = vllm_measurement(wheel.file, combos)
+    build, why = derive.build_of("vllm", wheel, measured, "s")
+    assert why is None and build["archs"] == ["7.0", "7.5", "8.0", "8.6", "8.9", "9.0"] and "ptx" not in build
+    assert build["cuda"] == "12" and "libcudart.so.12" in build["note"] and "23 of its 46" in build["note"]
+
+
+def test_one_build_per_platform_from_the_wheels_of_each_python():
+    combos = {"sass 7.0 sass 8.0": 3}
+    files = [f"vllm-0.4.0-cp{v}-cp{v}-manylinux1_x86_64.whl" for v in ("310", "311")]
+    wheels = {"0.4.0": [derive.Wheel("0.4.0", f, f"https://x/{f}", c * 64, 1) for f, c in zip(files, "ab")]}
+    measured = {w.file: {**vllm_measurement(w.file, combos), "sha256": w.sha256} for w in wheels["0.4.0"]}
+    data = tomllib.loads(derive.derive("vllm", measured, ["0.4.0"], wheels)[0])
+    (build,) = data["build"]
+    assert build["id"] == "vllm.derived.0.4.0.pypi.linux-x86_64" and len(build["also"]) == 1
+    assert {build["source"], *build["also"]} == {s["id"] for s in data["source"]}
+    # wheels of one platform that disagree make no build
+    measured[files[1]] = {**vllm_measurement(files[1], {"sass 8.0 sass 9.0": 3}), "sha256": "b" * 64}
+    text, skipped = derive.derive("vllm", measured, ["0.4.0"], wheels)
+    assert "build" not in tomllib.loads(text) and skipped and "differ" in skipped[0]
+
+
+@pytest.mark.parametrize("package", ["sglang-kernel", "sgl-kernel", "vllm"])
 def test_the_bundled_file_cites_the_wheels_the_index_lists(package):
     """Every build cites a wheel of its own release, by the sha256 the snapshot records."""
-    data = tomllib.loads((ROOT / "data" / "derived" / f"{package}.toml").read_text())
+    stem = derive.OUTPUT_STEMS.get(package, package)
+    data = tomllib.loads((ROOT / "data" / "derived" / f"{stem}.toml").read_text())
     listed = {}
     for line in (ROOT / "data" / "metadata" / f"{package}.wheels.jsonl").read_text().splitlines()[1:]:
         record = json.loads(line)
@@ -223,10 +259,11 @@ def test_the_bundled_file_cites_the_wheels_the_index_lists(package):
     sources = {s["id"]: s for s in data["source"]}
     assert data["build"]
     for build in data["build"]:
-        source = sources[build["source"]]
-        version, sha256 = listed[source["path"]]
-        assert build["releases"] == f"=={version}" and source["sha256"] == sha256, build["id"]
-        assert build["platforms"] == [derive.platform_of(source["path"])]
+        for cited in (build["source"], *build.get("also", ())):
+            source = sources[cited]
+            version, sha256 = listed[source["path"]]
+            assert build["releases"] == f"=={version}" and source["sha256"] == sha256, build["id"]
+            assert build["platforms"] == [derive.platform_of(source["path"])]
 
 
 # -- (b) stacks users reported ---------------------------------------------------------------
@@ -367,3 +404,26 @@ def test_working_b200_with_the_sglang_of_september_2025(db):
     report = check(stack({"sglang": "0.5.2", "sgl-kernel": "0.3.9.post2", "torch": "2.8.0"}, "B200", cuda="12.9"),
                    database=db)
     assert not kernel_findings(report)
+
+
+# -- vLLM's own kernels (data/derived/vllm.archs.toml) ------------------------------------------
+
+def test_vllm_0_4_0_s_wheel_dropped_volta_and_turing_and_0_4_0_post1_brought_them_back(db):
+    assert "arch:vllm==0.4.0" in ids(check(stack({"vllm": "0.4.0"}, "V100", cuda="12.1"), database=db), "error")
+    assert "arch:vllm==0.4.0.post1" not in ids(check(stack({"vllm": "0.4.0.post1"}, "V100", cuda="12.1"),
+                                                     database=db), "error")
+
+
+def test_vllm_0_10_2_s_aarch64_wheel_carries_no_ampere_kernels(db):
+    # its general kernels: sm_87, sm_90, sm_100, sm_120 (Jetson Orin and Grace-Hopper first), not sm_80
+    report = check(stack({"vllm": "0.10.2"}, "A100 80GB", cuda="12.9", platform="linux-aarch64"), database=db)
+    finding = next(f for f in report.errors if f.id == "arch:vllm==0.10.2")
+    assert "sm_87, sm_90" in finding.message and finding.source.path.endswith("manylinux2014_aarch64.whl")
+    assert "arch:vllm==0.10.2" not in ids(check(stack({"vllm": "0.10.2"}, "A100 80GB", cuda="12.8"), database=db),
+                                          "error")
+
+
+def test_working_h100_and_l4_with_vllm_0_32_0(db):
+    for gpu in ("H100", "L4"):
+        report = check(stack({"vllm": "0.32.0"}, gpu, cuda="13.0", driver="580.95.05"), database=db)
+        assert not any(f.id.startswith("arch:") for f in report.findings), gpu

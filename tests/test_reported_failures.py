@@ -118,11 +118,13 @@ def test_a_range_whose_newest_release_fits_says_nothing_more(db):
     assert report.ok and not any(f.id.startswith("passed-over:") for f in report.findings)
 
 
-def test_vllm_left_open_on_a_machine_without_a_gpu_names_the_release_pip_takes(db):
+def test_vllm_left_open_on_a_machine_without_a_gpu_fails_with_every_release_it_admits(db):
+    # every wheel of vLLM on the index is a CUDA build (read: derived/vllm.archs.toml), which needs an
+    # NVIDIA GPU: no release the range admits runs, and the finding names the newest and the others
     report = check(stack({"vllm": ">=0.15"}, gpu=None), database=db)
-    finding = next(f for f in report.warnings if f.id.startswith("passed-over:vllm=="))
+    finding = next(f for f in report.errors if f.id == "accelerator:vllm==0.34.0")
     assert "which needs an NVIDIA GPU; the stack has no GPU" in finding.message
-    assert f"pin vllm=={report.packages['vllm']}" in finding.message
+    assert "0.20.0 likewise" in finding.message and not report.ok
 
 # -- packages that move in lockstep ----------------------------------------------------------
 
@@ -344,14 +346,20 @@ def test_a_suggestion_can_move_the_platform_to_the_host_a_gpu_comes_with(db):
         [s.text() for s in report.suggestions]
 
 
-def test_a_release_older_than_the_builds_the_database_holds_is_not_silent(db):
-    """vLLM 0.11.0 on a machine with no GPU: its build is not known, and the
-    check says what it therefore does not judge."""
-    report = check({"system": {"python": "3.12", "glibc": "2.35"}, "packages": {"vllm": "0.11.0"}}, database=db)
-    warning = next(f for f in report.warnings if f.id == "build:vllm==0.11.0")
+def test_a_release_whose_build_the_database_does_not_hold_is_not_silent(db):
+    """A development release of xformers on a machine with no GPU: its build
+    is not known, and the check says what it therefore does not judge."""
+    given = {"system": {"python": "3.11", "glibc": "2.35"}, "packages": {"xformers": "0.0.34.dev1095", "torch": "2.2.2"}}
+    report = check(given, database=db)
+    warning = next(f for f in report.warnings if f.id == "build:xformers==0.0.34.dev1095")
     assert "without a GPU is not checked" in warning.message
-    assert "build:vllm==0.11.0" in errors(check({"system": {"python": "3.12", "glibc": "2.35"},
-                                                 "packages": {"vllm": "0.11.0"}}, database=db, require_known=True))
+    assert "build:xformers==0.0.34.dev1095" in errors(check(given, database=db, require_known=True))
+
+
+def test_vllm_0_11_0_on_a_machine_without_a_gpu_is_an_error_now_its_wheel_is_read(db):
+    report = check({"system": {"python": "3.12", "glibc": "2.35"}, "packages": {"vllm": "0.11.0"}}, database=db)
+    finding = next(f for f in report.errors if f.id == "accelerator:vllm==0.11.0")
+    assert "CUDA 12.8 build, which needs an NVIDIA GPU" in finding.message
 
 
 def test_a_fix_for_missing_kernels_takes_a_build_whose_kernels_are_known(db):

@@ -45,9 +45,6 @@ def errors(report) -> set[str]:
 # GPU architectures a build lacks kernels for
 # ======================================================================================
 
-@pytest.mark.xfail(strict=True, reason="the database knows no build of vllm 0.7.3 (build:vllm==0.7.3 warning only), "
-                   "so that vLLM's wheels carry no sm_60 kernels is never checked; the only hint is torch's "
-                   "Inductor floor, a different failure")
 def test_vllm16307_vllm_0_7_3_on_tesla_p100(db):
     """https://github.com/vllm-project/vllm/issues/16307 -- "running vllm-openai:v0.7.3 with an cuda-error:
     no kernel image is available for execution on the device"; collect_env: PyTorch 2.5.1+cu124, Python 3.12.9,
@@ -57,8 +54,6 @@ def test_vllm16307_vllm_0_7_3_on_tesla_p100(db):
     assert any(i.startswith("arch:vllm==0.7.3") for i in flagged(report))
 
 
-@pytest.mark.xfail(strict=True, reason="no build of vllm 0.9.1 in the database: its sm_70+ kernel list is not "
-                   "checked against the GTX 1080 Ti's sm_61")
 def test_vllm19542_pip_vllm_0_9_1_on_gtx_1080_ti(db):
     """https://github.com/vllm-project/vllm/issues/19542 -- "CUDA kernel image not available for GTX 1080 Ti
     (Compute 6.1) using pip-installed vLLM 0.9.1"; torch 2.7.0 and nvidia-*-cu12 12.6 libraries from pip."""
@@ -66,8 +61,9 @@ def test_vllm19542_pip_vllm_0_9_1_on_gtx_1080_ti(db):
     assert any(i.startswith("arch:vllm==0.9.1") for i in flagged(report))
 
 
-@pytest.mark.xfail(strict=True, reason="no build of vllm 0.9.2 in the database: that its PyPI wheel lacks sm_120 "
-                   "is unknown; torch 2.7.0+cu128 itself does carry sm_120, so nothing is flagged")
+@pytest.mark.xfail(strict=True, reason="the index's 0.9.2 wheel, read, carries sm_120 SASS in the list most of "
+                   "vllm/_C's kernels are built for; what the report's build lacked is not in that library, and "
+                   "torch 2.7.0+cu128 carries sm_120 too: nothing is flagged")
 def test_vllm20748_vllm_0_9_2_wheel_without_sm_120(db):
     """https://github.com/vllm-project/vllm/issues/20748 -- "sm_120 support appears to be missing in pre-built
     whl for 0.9.2"; torch==2.7.0+cu128, nvidia-cuda-runtime-cu12 12.8. The report names the architecture

@@ -814,6 +814,7 @@ def derive(package: str, measurements: dict[str, dict], versions: list[str],
             no_wheels.append(version)
             continue
         read_all = True
+        made: dict[str, list[tuple[dict, dict]]] = {}  # build ID -> (build, source) of each wheel that makes it
         for wheel in sorted(installed_wheels(wheels[version]), key=lambda w: w.file):
             measured = measurements.get(wheel.file)
             if measured is None or measured.get("sha256") != wheel.sha256:
@@ -824,7 +825,21 @@ def derive(package: str, measurements: dict[str, dict], versions: list[str],
             if build is None:
                 skipped.append(f"{wheel.file}: {why}")
                 continue
-            sources.append(source)
+            made.setdefault(build["id"], []).append((build, source))
+        for build_id, found in made.items():
+            # one wheel per Python (cp310, cp311...) of one platform: one build, citing each wheel; they must agree
+            facts = {k: found[0][0].get(k) for k in ("accelerator", "cuda", "platforms", "archs", "ptx")}
+            differing = [s["path"] for b, s in found if {k: b.get(k) for k in facts} != facts]
+            if differing:
+                skipped.append(f"{build_id}: {', '.join(differing)} differ from {found[0][1]['path']}")
+                continue
+            build = dict(found[0][0])
+            if len(found) > 1:
+                build = {k: v for k, v in build.items() if k != "note"}
+                build["also"] = [s["id"] for _, s in found[1:]]
+                build["note"] = (f"{found[0][0]['note']} (the same in each of its {len(found)} wheels, one per "
+                                 "Python)")
+            sources.extend(s for _, s in found)
             builds.append(build)
         (covered if read_all else unread).append(version)
     sources.sort(key=lambda s: s["id"])
