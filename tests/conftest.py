@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import gc
 import json
 import os
 import shutil
@@ -62,6 +63,14 @@ def copy_database(target: Path) -> Path:
 @pytest.fixture(scope="session")
 def db() -> Database:
     return Database.load()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A test process holds loaded databases and their caches for its whole
+    run: a full collection walks them all, again and again. Collections of
+    the oldest generation are made rarer here (the test run's setting; the
+    product leaves the collector as it finds it)."""
+    gc.set_threshold(10_000, 20, 100)
 
 
 @pytest.fixture

@@ -69,9 +69,24 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
     not, 2 if an input is bad."""
     import gc
 
-    # One short process whose objects all live until it exits: the cyclic
-    # collector would only walk them (about a tenth of the run's time).
+    # A check's objects all live until it ends: the cyclic collector would
+    # only walk them (about a tenth of a short run's time). It is on again
+    # when the check ends, for a caller that runs the command in its own
+    # process (compat.cli.main from Python, a test).
+    was_enabled = gc.isenabled()
     gc.disable()
+    try:
+        _check(stacks, requirements, pyproject, pylock, extras, groups, env, python, fmt, output, color, quiet,
+               min_severity, strict, require_known, only_binary, ignore, max_rounds, db_path)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str | None, pylock: str | None,
+           extras: tuple[str, ...], groups: tuple[str, ...], env: bool, python: str | None, fmt: str,
+           output: str | None, color: str, quiet: bool, min_severity: str, strict: bool, require_known: bool,
+           only_binary: bool, ignore: tuple[str, ...], max_rounds: int, db_path: str | None) -> None:
     if python is not None and not python.strip():
         raise click.UsageError("--python: give an interpreter (a path, or a name on PATH), not an empty string")
     if not (stacks or requirements or pyproject or pylock or env):

@@ -94,7 +94,32 @@ def read_derived(path: str, name: str) -> DerivedFile:
     """Read `path`, the derived file of component `name`; a DatabaseError
     naming the file and key for anything out of place (an unknown key, a
     source that does not say where it was read, a fact citing a source the
-    file does not hold)."""
+    file does not hold).
+
+    Read once per process while the file stays as it is (its size and
+    modification time): a derived file runs to thousands of lines, and a
+    process that loads several databases (a test run, a tool comparing
+    overlays) would parse it for each. What it returns is not changed by
+    its readers (the component reader copies the tables' list)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        status = None  # _toml.load says what is wrong, with the file's name
+    key = (os.path.abspath(path), name, status.st_mtime_ns, status.st_size) if status is not None else None
+    if key is not None and key in _READ:
+        return _READ[key]
+    read = _read_derived(path, name)
+    if key is not None:
+        if len(_READ) >= 256:
+            _READ.clear()
+        _READ[key] = read
+    return read
+
+
+_READ: dict[tuple[str, str, int, int], DerivedFile] = {}
+
+
+def _read_derived(path: str, name: str) -> DerivedFile:
     data, text = _toml.load(path, error=DatabaseError)
     root = Table(data, path, "", text=text)
     root.only(["schema", "package", "tool", "source", "build", "rule"])
