@@ -24,10 +24,10 @@ requests, never keeping the wheel on disk:
 
 What it writes: ``data/derived/torch.builds.toml``, one ``[[build]]`` of the
 index (``index = "pypi"``) per release and platform, from every wheel of the
-platform (one per Python version). Each cites the ``[[source]]`` of one
-wheel (file name, URL, sha256) and, under ``also``, the others; the wheels
-of one release and platform must agree on all three facts, or the script
-stops and says where they differ. Such a build is stated, not inferred: it is
+platform (one per Python version). Each cites the ``[[source]]`` of the
+newest Python's wheel (file name, URL, sha256), and its note names the
+others, read alike; the wheels of one release and platform must agree on all
+three facts, or the build is not written and the file says where they differ. Such a build is stated, not inferred: it is
 the wheel the installer takes.
 
 Run it (standard library and ``packaging``; it needs the network, the
@@ -236,6 +236,14 @@ def source_of(wheel: Wheel, facts: dict) -> dict:
     return source
 
 
+def _python_tag(wheel: Wheel) -> str:
+    """The wheel's interpreter and ABI tags, with its build tag (``cp314t``, ``cp313 (build 3)``)."""
+    _, _, build, tags = parse_wheel_filename(wheel.file)
+    tag = min(tags, key=str)
+    text = tag.abi if tag.abi.startswith("cp") else tag.interpreter
+    return f"{text} (build {build[0]})" if build else text
+
+
 def _python_of(wheel: Wheel) -> tuple[int, ...]:
     tags = parse_wheel_filename(wheel.file)[3]
     interpreter = min(t.interpreter for t in tags)
@@ -267,7 +275,9 @@ def derive(measurements: dict[str, dict], wheels: dict[str, list[Wheel]], versio
             if differing:
                 problems.append(f"{version} {platform}: {', '.join(differing)} differ from {group[0].file}")
                 continue
-            group_sources = [source_of(w, f) for w, f in zip(group, facts)]
+            # the newest Python's wheel is cited; the others, read alike, are named in the note (a source
+            # table each would double the file, which a check of torch reads whole)
+            group_sources = [source_of(group[0], facts[0])]
             sources.extend(group_sources)
             build: dict = {"id": f"torch.derived.{version}.pypi.{platform}", "releases": f"=={version}",
                            "index": "pypi", "accelerator": first["accelerator"]}
@@ -283,17 +293,14 @@ def derive(measurements: dict[str, dict], wheels: dict[str, list[Wheel]], versio
             if first.get("ptx"):
                 build["ptx"] = first["ptx"]
             build["source"] = group_sources[0]["id"]
-            if len(group_sources) > 1:
-                build["also"] = [s["id"] for s in group_sources[1:]]
-            n = len(group)
+            others = [_python_tag(w) for w in group[1:]]
+            alike = f"; read alike in its {', '.join(others)} wheels" if others else ""
             if first["accelerator"] == "cuda":
-                build["note"] = (f"the index's {platform} wheels of torch {version} ({n} read, one per Python) are a "
-                                 f"CUDA {first['cuda']} build: torch.cuda.get_arch_list() gives {facts[0]['list']}")
+                build["note"] = f"torch.cuda.get_arch_list(): {facts[0]['list']}{alike}"
             elif first["accelerator"] == "rocm":
-                build["note"] = f"the index's {platform} wheels of torch {version} ({n} read) are a ROCm build"
+                build["note"] = f"a ROCm build{alike}"
             else:
-                build["note"] = (f"the index's {platform} wheels of torch {version} ({n} read, one per Python) carry "
-                                 "no CUDA or ROCm library: a CPU build, whatever GPU the machine has")
+                build["note"] = f"no CUDA or ROCm library: a CPU build, whatever GPU the machine has{alike}"
             builds.append(build)
         (covered if complete else unread).append(version)
     sources.sort(key=lambda s: s["id"])

@@ -739,10 +739,12 @@ def build_of(package: str, wheel: Wheel, measured: dict, source_id: str) -> tupl
     others = _grouped([lib for lib in libraries if not is_core(lib["name"]) and (lib["sass"] or lib["ptx"])])
     if general is not None:
         entries, carried, total = general
-        note = (f"archs: the SASS{' and PTX' if ptx else ''} of the architecture list most of the core library's "
-                f"kernels are built for ({carried} of its {total} fat binaries carry exactly "
-                f"{' '.join(k + ' ' + a for k, a in entries)}: a GPU outside it has no kernel for most ops); "
-                f"all of {_grouped(core)}; CUDA {cuda} from {cuda_basis}")
+        every_sass = sorted({a for lib in core for a in lib["sass"]}, key=_arch_key)
+        every_ptx = sorted({a for lib in core for a in lib["ptx"]}, key=_arch_key)
+        note = (f"archs: the list {carried} of the {total} fat binaries of {', '.join(lib['name'] for lib in core)} "
+                f"carry, the most of any ({' '.join(k + ' ' + a for k, a in entries)}); all of them together: SASS "
+                f"{', '.join(every_sass)}{'; PTX ' + ', '.join(every_ptx) if every_ptx else ''}; CUDA {cuda} from "
+                f"{cuda_basis}")
     else:
         note = f"archs: the SASS of the core op libraries ({_grouped(core)}); CUDA {cuda} from {cuda_basis}"
     majors = {m for lib in core for m in lib.get("cudart", [])}
@@ -834,12 +836,9 @@ def derive(package: str, measurements: dict[str, dict], versions: list[str],
                 skipped.append(f"{build_id}: {', '.join(differing)} differ from {found[0][1]['path']}")
                 continue
             build = dict(found[0][0])
-            if len(found) > 1:
-                build = {k: v for k, v in build.items() if k != "note"}
-                build["also"] = [s["id"] for _, s in found[1:]]
-                build["note"] = (f"{found[0][0]['note']} (the same in each of its {len(found)} wheels, one per "
-                                 "Python)")
-            sources.extend(s for _, s in found)
+            if len(found) > 1:  # the first wheel is cited; the others, read alike, are named in the note
+                build["note"] = f"{build['note']}; read alike in {', '.join(s['path'] for _, s in found[1:])}"
+            sources.append(found[0][1])
             builds.append(build)
         (covered if read_all else unread).append(version)
     sources.sort(key=lambda s: s["id"])
