@@ -345,6 +345,10 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "torchaudio.2.11.0.torch-floor": (
+        "warning", spec({"torch": "2.9.0", "torchaudio": "2.11.0"}, platform="macos-arm64"),
+        {"torch 2.11.0": dict(packages={"torch": "2.11.0", "torchaudio": "2.11.0"}),
+         "torchaudio 2.10.0": dict(packages={"torch": "2.10.0", "torchaudio": "2.10.0"})}),
 }
 
 # rule id -> {what is changed: a stack just inside}: the first covered release of a rule whose range

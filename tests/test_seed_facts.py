@@ -223,6 +223,9 @@ CASES = [
     ("vllm.transformers-5.tokenizer.earlier", "warning",
      stack({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
      stack({"vllm": "0.10.2", "transformers": "4.57.1"}, "H100", cuda="12.8")),
+    ("torchaudio.2.11.0.torch-floor", "warning",
+     stack({"torch": "2.9.0", "torchaudio": "2.11.0"}, cuda=None, platform="macos-arm64"),
+     stack({"torch": "2.11.0", "torchaudio": "2.11.0"}, cuda=None, platform="macos-arm64")),
 ]
 
 
