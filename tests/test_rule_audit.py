@@ -345,6 +345,11 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "vllm.v1-engine.pre-ampere": (
+        "error", spec({"vllm": "0.7.2"}, "V100", env={"VLLM_USE_V1": "1"}),
+        {"A100": dict(packages={"vllm": "0.7.2"}, gpu="A100 80GB"),
+         "V0 engine": dict(packages={"vllm": "0.7.2"}, env=None),
+         "vllm 0.7.3": dict(packages={"vllm": "0.7.3"})}),
     "torchaudio.2.11.0.torch-floor": (
         "warning", spec({"torch": "2.9.0", "torchaudio": "2.11.0"}, platform="macos-arm64"),
         {"torch 2.11.0": dict(packages={"torch": "2.11.0", "torchaudio": "2.11.0"}),

@@ -115,15 +115,14 @@ def test_vllm32838_compressed_tensors_w4a16_fp4_on_turing(db):
     assert errors(report)
 
 
-@pytest.mark.xfail(strict=True, reason="VLLM_USE_V1=1 is an [env] variable no rule reads: V1's FlashAttention "
-                   "requirement (sm_80) is not in the database for 0.7.x")
 def test_vllm13398_v1_engine_on_v100(db):
     """https://github.com/vllm-project/vllm/issues/13398 -- "VLLM V1架构不支持V100显卡" (V1 does not support V100);
     vLLM API server version 0.7.2, dtype='half', export VLLM_USE_V1=1; AssertionError in
     is_fa_version_supported."""
     report = check(stack({"vllm": "0.7.2"}, "V100", env={"VLLM_USE_V1": "1"},
                          options={"vllm": {"dtype": "half"}}), database=db)
-    assert errors(report)
+    assert "is_fa_version_supported" in flagged(report)["vllm.v1-engine.pre-ampere"]
+    assert "vllm.v1-engine.pre-ampere" in errors(report)
 
 
 @pytest.mark.xfail(strict=True, reason="sgl-kernel/flashinfer 0.1.x of mid-2024 are not in the database, and "
