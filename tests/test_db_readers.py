@@ -46,7 +46,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 BUNDLED = ROOT / "data"
-KEEP = {"vllm": ("0.10.2", "0.11.0", "0.19.0", "0.31.0", "0.32.0"), "transformers": ("5.19.0", "5.20.2")}
+KEEP = {"vllm": ("0.7.2", "0.10.2", "0.11.0", "0.19.0", "0.31.0", "0.32.0"), "transformers": ("5.19.0", "5.20.2")}
 GPUS = ("H200", "B200", "Jetson Thor")
 MODELS = ("GLM-5",)
 FLAGS = ("kv-cache-dtype", "tensor-parallel-size", "max-model-len", "enforce-eager",
