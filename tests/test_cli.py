@@ -231,3 +231,25 @@ def test_db_sync_seconds_are_positive_and_finite(run, value):
         result = run("db", "sync", option, value, "--package", "idna", "--index-url", "http://127.0.0.1:9/simple/")
         said = result.output
         assert result.exit_code == 2 and option in said and ("finite number" in said or "not in the range" in said)
+
+
+def test_a_check_run_in_the_caller_s_process_gives_the_collector_back_as_it_found_it():
+    """compat check turns the cyclic collector off while it runs; called from
+    Python (a process that goes on), it leaves it as it was."""
+    import gc
+
+    from compat.cli import main
+
+    assert gc.isenabled()
+    for args in (["check", str(EXAMPLES / "h200-vllm.toml")], ["check", str(EXAMPLES / "broken-upgrade.toml")],
+                 ["check", "no-such-file.toml"]):
+        with pytest.raises(SystemExit):
+            main(args)
+        assert gc.isenabled(), args
+    gc.disable()
+    try:
+        with pytest.raises(SystemExit):
+            main(["check", str(EXAMPLES / "h200-vllm.toml")])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -294,6 +294,21 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else EXIT_OK)  # --help and --version return their code
 
 
+_ENDING = False  # set by `run`: the process ends with the command
+
+
+def collector_back(was_enabled: bool) -> None:
+    """Turn the cyclic garbage collector back on after a command that turned
+    it off, where it was on: in a caller's process that goes on (`main`
+    called from Python, a test), not in one that ends with the command
+    (`run`), where turning it on would walk every object of the run once
+    more just before the process ends."""
+    if was_enabled and not _ENDING:
+        import gc
+
+        gc.enable()
+
+
 def run() -> NoReturn:
     """`main` in a process that ends with it: the console script's and
     ``python -m compat``'s (through compat._script, which imports this
@@ -308,6 +323,8 @@ def run() -> NoReturn:
     file it writes is closed before `main` returns. (Not in `main`, which
     the tests call in a process that goes on.)
     """
+    global _ENDING
+    _ENDING = True
     try:
         main()
     except SystemExit as exc:

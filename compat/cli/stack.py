@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import (_color_option, _colored, _db_option, _deliver, _fail, _format_option, _output_option, _with_path_hint,
-               cli)
+from . import (_color_option, collector_back, _colored, _db_option, _deliver, _fail, _format_option, _output_option,
+               _with_path_hint, cli)
 
 if TYPE_CHECKING:
     from ..engine.findings import Report
@@ -71,16 +71,15 @@ def check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str
 
     # A check's objects all live until it ends: the cyclic collector would
     # only walk them (about a tenth of a short run's time). It is on again
-    # when the check ends, for a caller that runs the command in its own
-    # process (compat.cli.main from Python, a test).
+    # when the check ends in a caller's process that goes on (compat.cli.main
+    # from Python, a test), not when the process ends with it.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         _check(stacks, requirements, pyproject, pylock, extras, groups, env, python, fmt, output, color, quiet,
                min_severity, strict, require_known, only_binary, ignore, max_rounds, db_path)
     finally:
-        if was_enabled:
-            gc.enable()
+        collector_back(was_enabled)
 
 
 def _check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: str | None, pylock: str | None,

@@ -283,12 +283,15 @@ class Database:
 
     def derived(self, name: str) -> list[Any]:
         """The derived files of component `name`, each read once (derived.DerivedFile), or []."""
-        stems = self.derived_stems().get(name, [])
-        if name not in self._derived:
+        read = self._derived.get(name)
+        if read is None:
+            stems = self.derived_stems().get(name)
+            if not stems:
+                return []
             from .derived import derived_path, read_derived
 
-            self._derived[name] = [read_derived(derived_path(self.root, stem), name) for stem in stems]
-        return self._derived[name]  # type: ignore[no-any-return]
+            read = self._derived[name] = [read_derived(derived_path(self.root, stem), name) for stem in stems]
+        return read
 
     def _every_derived(self) -> list[Any]:
         return [d for name in sorted(self.derived_names()) for d in self.derived(name)]
