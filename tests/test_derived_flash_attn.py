@@ -147,6 +147,35 @@ def test_a_release_whose_setup_asks_for_a_wheel_label_the_workflow_never_builds_
     assert {"capability", "head-dim", "nvcc-floor", "source-archs.cuda-12.8-plus"} <= whats
 
 
+def test_a_wheel_the_workflow_builds_against_a_torch_pre_release_is_an_inferred_known_issue():
+    # flash-attn 2.5.7's matrix: ['1.12.1', ..., '2.2.0', '2.3.0.dev20240207'] (publish.yml line 47)
+    text = WORKFLOW.replace("'2.6.0'", "'2.7.0.dev20250110'")
+    assert text != WORKFLOW
+    setup, wf, api = derive.parse_setup(SETUP), derive.parse_workflow(text), derive.parse_api(API_NEW)
+    release = derive.Release("9.9.9", "v9.9.9", "a" * 40, "2025-01-01", setup, wf, api)
+    (fact,) = [f for f in derive.facts_of(release) if f["what"].startswith("nightly-wheel")]
+    assert fact["what"] == "nightly-wheel.torch-2.7" and fact["kind"] == "known-issue" and fact["inferred"]
+    assert fact["when"]["packages"] == {"torch": "==2.7.*"} and fact["when"]["env"] == {"FLASH_ATTENTION_FORCE_BUILD": False}
+    assert "2.7.0.dev20250110" in fact["message"] and "require" not in fact
+    assert not [f for f in derive.facts_of(derive.Release("9.9.9", "v9.9.9", "a" * 40, "2025-01-01", setup,
+                                                          derive.parse_workflow(WORKFLOW), api))
+                if f["what"].startswith("nightly-wheel")]
+
+
+def test_flash_attn_2_5_7_s_torch_2_3_wheel_is_a_nightly_s(db):
+    """Dao-AILab/flash-attention#931: 2.5.7 with torch 2.3.0, "undefined symbol"; 2.5.8's wheel, built against
+    the release, loads."""
+    given = stack({"flash-attn": "2.5.7", "torch": "2.3.0"}, None, cuda="12.1")
+    finding = next(f for f in check(given, database=db).warnings
+                   if f.id == "flash-attn.derived.2.5.7.nightly-wheel.torch-2.3")
+    assert "2.3.0.dev20240207" in finding.message and finding.basis
+    assert finding.source.path == ".github/workflows/publish.yml" and finding.source.line == 47
+    later = check(stack({"flash-attn": "2.5.8", "torch": "2.3.0"}, None, cuda="12.1"), database=db)
+    assert not any("nightly-wheel" in f.id for f in later.findings)
+    forced = check({**given, "env": {"FLASH_ATTENTION_FORCE_BUILD": "TRUE"}}, database=db)
+    assert not any("nightly-wheel" in f.id for f in forced.findings)
+
+
 # -- (b) real stacks -----------------------------------------------------------------------------
 
 def stack(packages: dict, gpu: str | None, python: str = "3.10", **system) -> dict:
