@@ -56,6 +56,11 @@ name = "gone-flag"
 type = "string"
 releases = "<0.32.0"
 source = "vllm-0.32.0"
+
+[[option]]
+name = "attention-backend"
+type = "string"
+source = "vllm-0.32.0"
 """
 
 

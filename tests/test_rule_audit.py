@@ -345,6 +345,13 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "vllm.fp8-kv.default-backend.pre-ampere": (
+        "warning", spec({"vllm": "0.24.0"}, "T4", options={"vllm": {"kv-cache-dtype": "fp8"}}),
+        {"A100": dict(packages={"vllm": "0.24.0"}, gpu="A100 80GB"),
+         "16-bit cache": dict(packages={"vllm": "0.24.0"}, options={"vllm": {"kv-cache-dtype": "auto"}}),
+         "backend set": dict(packages={"vllm": "0.24.0"},
+                             options={"vllm": {"kv-cache-dtype": "fp8", "attention-backend": "FLEX_ATTENTION"}}),
+         "vllm 0.23.0": dict(packages={"vllm": "0.23.0"})}),
     "vllm.v1-engine.pre-ampere": (
         "error", spec({"vllm": "0.7.2"}, "V100", env={"VLLM_USE_V1": "1"}),
         {"A100": dict(packages={"vllm": "0.7.2"}, gpu="A100 80GB"),
