@@ -61,6 +61,11 @@ source = "vllm-0.32.0"
 name = "attention-backend"
 type = "string"
 source = "vllm-0.32.0"
+
+[[option]]
+name = "quantization"
+type = "string"
+source = "vllm-0.32.0"
 """
 
 

@@ -345,6 +345,18 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "vllm.compressed-tensors.nvfp4.min-capability": (
+        "error", spec({"vllm": "0.14.0"}, "T4", options={"vllm": {"quantization": "compressed-tensors"}},
+                      model={"checkpoint_dtype": "nvfp4"}),
+        {"A100": dict(packages={"vllm": "0.14.0"}, gpu="A100 80GB"),
+         "vllm 0.16.0": dict(packages={"vllm": "0.16.0"}),
+         "an FP8 checkpoint": dict(packages={"vllm": "0.14.0"}, model={"checkpoint_dtype": "fp8"})}),
+    "vllm.compressed-tensors.mxfp4.min-capability": (
+        "error", spec({"vllm": "0.14.0"}, "T4", options={"vllm": {"quantization": "compressed-tensors"}},
+                      model={"checkpoint_dtype": "mxfp4"}),
+        {"A100": dict(packages={"vllm": "0.14.0"}, gpu="A100 80GB"),
+         "vllm 0.22.0": dict(packages={"vllm": "0.22.0"}),
+         "vllm 0.13.0": dict(packages={"vllm": "0.13.0"})}),
     "vllm.fp8-kv.default-backend.pre-ampere": (
         "warning", spec({"vllm": "0.24.0"}, "T4", options={"vllm": {"kv-cache-dtype": "fp8"}}),
         {"A100": dict(packages={"vllm": "0.24.0"}, gpu="A100 80GB"),

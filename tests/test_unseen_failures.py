@@ -100,9 +100,6 @@ def test_vllm22288_mxfp4_on_sm75(db):
     assert "vllm.derived.0.34.0.quantization.mxfp4.min-capability" in errors(report)
 
 
-@pytest.mark.xfail(strict=True, reason="compat knows only the compressed-tensors config's own floor (7.0); the "
-                   "scheme a checkpoint selects (W4A16 FP4, which needs 8.0+) is not modelled, not even from "
-                   "[model] checkpoint_dtype = nvfp4")
 def test_vllm32838_compressed_tensors_w4a16_fp4_on_turing(db):
     """https://github.com/vllm-project/vllm/issues/32838 -- "CompressedTensorsW4A16Fp4 is not support on turing";
     vLLM 0.14.0, torch 2.9.1+cu129, torchaudio 2.9.1+cu129, torchvision 0.24.1+cu129, two Turing GPUs (given as
@@ -111,7 +108,7 @@ def test_vllm32838_compressed_tensors_w4a16_fp4_on_turing(db):
                           "torchvision": "0.24.1+cu129"}, cc="7.5", cuda="12.9",
                          options={"vllm": {"quantization": "compressed-tensors"}},
                          model={"checkpoint_dtype": "nvfp4"}), database=db)
-    assert errors(report)
+    assert "vllm.compressed-tensors.nvfp4.min-capability" in errors(report)
 
 
 def test_vllm13398_v1_engine_on_v100(db):
