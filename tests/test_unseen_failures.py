@@ -62,8 +62,9 @@ def test_vllm19542_pip_vllm_0_9_1_on_gtx_1080_ti(db):
 
 
 @pytest.mark.xfail(strict=True, reason="the index's 0.9.2 wheel, read, carries sm_120 SASS in the list most of "
-                   "vllm/_C's kernels are built for; what the report's build lacked is not in that library, and "
-                   "torch 2.7.0+cu128 carries sm_120 too: nothing is flagged")
+                   "vllm/_C's kernels are built for, and its FlashAttention 2 library sm_80 SASS and PTX (which "
+                   "runs on sm_120); torch 2.7.0+cu128 carries sm_120 too: what the report's build lacked is in "
+                   "none of these, and nothing is flagged")
 def test_vllm20748_vllm_0_9_2_wheel_without_sm_120(db):
     """https://github.com/vllm-project/vllm/issues/20748 -- "sm_120 support appears to be missing in pre-built
     whl for 0.9.2"; torch==2.7.0+cu128, nvidia-cuda-runtime-cu12 12.8. The report names the architecture
