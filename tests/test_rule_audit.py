@@ -345,6 +345,11 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "sglang.fp8-checkpoint.pre-ada": (
+        "warning", spec({"sglang": "0.4.3"}, "A100 80GB", model={"checkpoint_dtype": "fp8"}),
+        {"H100": dict(packages={"sglang": "0.4.3"}, gpu="H100"),
+         "a BF16 checkpoint": dict(packages={"sglang": "0.4.3"}, model={"checkpoint_dtype": "bf16"}),
+         "sglang 0.4.7": dict(packages={"sglang": "0.4.7"})}),
     "vllm.compressed-tensors.nvfp4.min-capability": (
         "error", spec({"vllm": "0.14.0"}, "T4", options={"vllm": {"quantization": "compressed-tensors"}},
                       model={"checkpoint_dtype": "nvfp4"}),
