@@ -57,8 +57,9 @@ from packaging.version import Version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from derive_wheel_archs import (  # noqa: E402  (the zip-over-HTTP reader and the writer, shared)
-    HttpRange, Member, ZipError, central_directory, member_chunks, member_data_offset, render,
+    HttpRange, Member, ZipError, artifact_source, central_directory, member_chunks, member_data_offset, render,
 )
+from derive_wheel_archs import Wheel as IndexWheel  # noqa: E402
 
 TOOL = "tools/derive_torch_builds.py"
 HEADER = ("# Written by tools/derive_torch_builds.py from the package index's own wheels of torch "
@@ -154,14 +155,10 @@ def read_wheel(url: str, size: int) -> dict:
 
 
 @dataclass
-class Wheel:
-    version: str
-    file: str
-    url: str
-    sha256: str
-    size: int
-    platform: str
-    uploaded: str | None
+class Wheel(IndexWheel):
+    """A wheel of the snapshot's record, with the stack platform it is for."""
+
+    platform: str = ""
 
 
 def release_wheels(metadata_dir: str) -> dict[str, list[Wheel]]:
@@ -181,8 +178,8 @@ def release_wheels(metadata_dir: str) -> dict[str, list[Wheel]]:
                 platform = platform_of(w["file"])
                 if platform is not None:
                     wheels.setdefault(record["version"], []).append(Wheel(
-                        record["version"], w["file"], w["url"], w["sha256"], w["size"], platform,
-                        uploaded.get(record["version"])))
+                        record["version"], w["file"], w["url"], w["sha256"], w["size"],
+                        uploaded.get(record["version"]), platform=platform))
     return wheels
 
 
@@ -221,19 +218,7 @@ def source_of(wheel: Wheel, facts: dict) -> dict:
         read = f"{facts['evidence'][0].rsplit('/', 1)[-1]}, torch/version.py"
     else:
         read = "no CUDA or ROCm library; torch/version.py"
-    source = {
-        "id": f"torch@{wheel.version}:{wheel.file}",
-        "project": "PyTorch",
-        "title": f"torch {wheel.version} wheel {wheel.file} ({read})",
-        "kind": "artifact",
-        "url": wheel.url,
-        "ref": wheel.version,
-        "path": wheel.file,
-        "sha256": wheel.sha256,
-    }
-    if wheel.uploaded:
-        source["date"] = wheel.uploaded
-    return source
+    return artifact_source("torch", "PyTorch", f"torch {wheel.version} wheel {wheel.file} ({read})", wheel)
 
 
 def _python_tag(wheel: Wheel) -> str:

@@ -61,7 +61,7 @@ import urllib.request
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
@@ -618,9 +618,14 @@ def source_of(package: str, wheel: Wheel, measured: dict) -> dict:
     core = [lib["name"] for lib in measured["libraries"] if is_core(lib["name"])]
     title = (f"{package} {wheel.version}, wheel {wheel.file}: the CUDA fat binaries (.nv_fatbin) of "
              f"{', '.join(core) if core else 'its .so members'}")
+    return artifact_source(package, PROJECTS.get(package, package), title, wheel)
+
+
+def artifact_source(package: str, project: str, title: str, wheel: Any) -> dict:
+    """The [[source]] of a fact read in one wheel (anything with version, file, url, sha256 and uploaded)."""
     source = {
         "id": f"{package}@{wheel.version}:{wheel.file}",
-        "project": PROJECTS.get(package, package),
+        "project": project,
         "title": title,
         "kind": "artifact",
         "url": wheel.url,
