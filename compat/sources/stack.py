@@ -8,6 +8,7 @@ TOML parser or a scan of the text can tell).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 from collections.abc import Collection, Mapping
@@ -101,21 +102,27 @@ class System(Record):
     index: str = "pypi"  # where builds come from: the package index, or a PyTorch index variant (cu128, rocm6.4, cpu)
 
     def marker_environment(self) -> dict[str, str]:
-        """The PEP 508 environment that package markers are evaluated in."""
-        env = dict(default_environment())
-        env.update(PLATFORMS[self.platform])
-        release = self.python.release
-        full = ".".join(str(p) for p in (release + (0, 0))[:3])
-        env.update(
-            python_version=f"{release[0]}.{release[1]}",
-            python_full_version=full,
-            implementation_name="cpython",
-            implementation_version=full,
-            platform_python_implementation="CPython",
-            platform_release="",
-            platform_version="",
-        )
-        return env
+        """The PEP 508 environment that package markers are evaluated in (a new dict each call)."""
+        return dict(_marker_environment(self.platform, self.python.release))
+
+
+@functools.lru_cache(maxsize=64)
+def _marker_environment(platform: str, release: tuple[int, ...]) -> dict[str, str]:
+    """The markers' environment of a platform and Python, made once (reading
+    the host's own takes several calls into the platform module)."""
+    env = dict(default_environment())
+    env.update(PLATFORMS[platform])
+    full = ".".join(str(p) for p in (release + (0, 0))[:3])
+    env.update(
+        python_version=f"{release[0]}.{release[1]}",
+        python_full_version=full,
+        implementation_name="cpython",
+        implementation_version=full,
+        platform_python_implementation="CPython",
+        platform_release="",
+        platform_version="",
+    )
+    return env
 
 
 class Hardware(Record):
