@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from ..errors import CompatError
-from . import (_color_option, collector_back, _colored, _db_option, _deliver, _fail, _format_option, _output_option,
-               _with_path_hint, cli)
+from . import (_color_option, _colored, _db_option, _deliver, _fail, _format_option, _output_option, _with_path_hint,
+               cli, collector_back)
 
 if TYPE_CHECKING:
     from ..engine.findings import Report
