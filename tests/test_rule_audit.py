@@ -345,6 +345,11 @@ AUDIT = {
         "warning", spec({"vllm": "0.10.2", "transformers": "5.0.0"}, "H100", cuda="12.8"),
         {"transformers 4.57.1": dict(packages={"vllm": "0.10.2", "transformers": "4.57.1"}),
          "vllm 0.11.0": dict(packages={"vllm": "0.11.0", "transformers": "5.0.0"})}),
+    "vllm.fp8-moe.pre-ada": (
+        "error", spec({"vllm": "0.8.5"}, "RTX 3090", model={"moe": True, "checkpoint_dtype": "fp8"}),
+        {"RTX 4090": dict(packages={"vllm": "0.8.5"}, gpu="RTX 4090"),
+         "a dense model": dict(packages={"vllm": "0.8.5"}, model={"moe": False, "checkpoint_dtype": "fp8"}),
+         "vllm 0.9.0": dict(packages={"vllm": "0.9.0"})}),
     "sglang.fp8-checkpoint.pre-ada": (
         "warning", spec({"sglang": "0.4.3"}, "A100 80GB", model={"checkpoint_dtype": "fp8"}),
         {"H100": dict(packages={"sglang": "0.4.3"}, gpu="H100"),
