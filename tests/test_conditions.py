@@ -64,6 +64,23 @@ def test_options_compare_as_text():
     assert cond.evaluate(Facts(options={"compile": False, "spatial-upscalings": 2})) is False
 
 
+def test_an_option_left_unset_is_told_from_one_set_to_any_value():
+    unset = parse_condition({"options": {"attention_backend": {"set": False}}})
+    assert unset.evaluate(Facts()) is True
+    assert unset.evaluate(Facts(options={"attention-backend": "FLEX_ATTENTION"})) is False
+    assert unset.evaluate(Facts(options={"attention-backend": False})) is False  # a flag given as false is set
+    given_ = parse_condition({"options": {"attention-backend": {"set": True}}})
+    assert given_.evaluate(Facts(options={"attention-backend": "auto"})) is True and given_.evaluate(Facts()) is False
+    assert unset.describe() == "option attention-backend is not set"
+
+
+@pytest.mark.parametrize("value", [{"set": "no"}, {"set": False, "value": "x"}, {}])
+def test_a_malformed_option_set_test_names_its_key(value):
+    with pytest.raises(ConditionError) as caught:
+        parse_condition({"options": {"attention-backend": value}}, "rule[0].when")
+    assert caught.value.key == "rule[0].when.options.attention-backend"
+
+
 def test_option_names_ignore_dashes_and_underscores():
     cond = parse_condition({"options": {"kv_cache_dtype": "fp8"}})
     assert cond.evaluate(Facts(options={"kv-cache-dtype": "fp8"})) is True

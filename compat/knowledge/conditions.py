@@ -189,7 +189,8 @@ class Test(Record):
     specifier: SpecifierSet | None = None
     choices: tuple[str, ...] = ()
     number: NumberBound | None = None
-    expect: Any = None  # env: a string, True (set) or False (unset); model-flag: a bool; model-identity: the names as written
+    expect: Any = None  # env, option: True (set) or False (unset), env also a string; model-flag: a bool;
+    # model-identity: the names as written
     children: tuple[Condition, ...] = ()
 
     def evaluate(self, facts: Facts) -> Truth:
@@ -223,6 +224,8 @@ class Test(Record):
             return self.specifier.contains(version, prereleases=True)
         if kind == "option":
             value = facts.option(self.key)
+            if self.expect is not None:  # { set = true/false }
+                return (value is not None) is self.expect
             if value is None:
                 return False
             return value_text(value) in self.choices
@@ -276,6 +279,8 @@ class Test(Record):
         if kind == "package":
             return f"{self.key} {_spec_text(self.specifier)}"
         if kind == "option":
+            if self.expect is not None:
+                return f"option {self.key} is {'set' if self.expect else 'not set'}"
             return f"option {self.key} = {' or '.join(self.choices)}"
         if kind == "model-text":
             return f"model {self.key} is {' or '.join(self.choices)}"
@@ -427,6 +432,12 @@ def parse_condition(table: Any, key: str = "") -> Condition:
             if not isinstance(value, Mapping) or not value:
                 raise ConditionError("expected a table of option = value", where)
             for option, expected in value.items():
+                if isinstance(expected, Mapping):  # { set = false }: the stack gives no value for the flag
+                    if set(expected) != {"set"} or not isinstance(expected["set"], bool):
+                        raise ConditionError("expected a value, a list of values, or { set = true/false }",
+                                             f"{where}.{option}")
+                    tests.append(Test("option", option_key(option), expect=expected["set"]))
+                    continue
                 tests.append(Test("option", option_key(option), choices=_choices(expected, f"{where}.{option}")))
         elif name == "model":
             if not isinstance(value, Mapping) or not value:
