@@ -10,6 +10,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +59,22 @@ def copy_database(target: Path) -> Path:
             if json.loads(handle.readline()).get("tracked", True) or path.stem in derived:
                 shutil.copy(path, target / "metadata" / path.name)
     return target
+
+
+def load_tool(name: str) -> Any:
+    """A script of tools/ as a module (tools/ is no package): registered under its own name, so that its
+    dataclasses find their module, and a script that imports another (derive_torch_builds imports
+    derive_wheel_archs) gets this one."""
+    import importlib.util
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

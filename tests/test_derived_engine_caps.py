@@ -13,20 +13,16 @@ as --quantization <method>, which selects the same config class.
 
 from __future__ import annotations
 
-import ast
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("derive_engine_caps", ROOT / "tools" / "derive_engine_caps.py")
-derive = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("derive_engine_caps", derive)  # dataclasses look their module up
-_spec.loader.exec_module(derive)  # type: ignore[union-attr]
+derive = load_tool("derive_engine_caps")
 
 Q = "vllm/model_executor/layers/quantization"
 

@@ -9,8 +9,6 @@ xfail, with why), and working setups that must stay free of their errors.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +17,10 @@ from packaging.version import Version
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("derive_flash_attn", ROOT / "tools" / "derive_flash_attn.py")
-derive = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("derive_flash_attn", derive)  # dataclasses look their module up
-_spec.loader.exec_module(derive)  # type: ignore[union-attr]
+derive = load_tool("derive_flash_attn")
 
 SETUP = '''
 @functools.lru_cache(maxsize=None)

@@ -9,29 +9,22 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 SM12_RULE = "flashinfer-python.derived.0.6.7.sm12x-cuda-floor"
 SM75_RULE = "flashinfer.jit.sm75-floor"  # hand-written, data/constraints/flashinfer-python.toml
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("derive_flashinfer", ROOT / "tools" / "derive_flashinfer.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["derive_flashinfer"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-tool = _load_tool()
+tool = load_tool("derive_flashinfer")
 
 
 # -- (a) the parsers ----------------------------------------------------------------------

@@ -168,7 +168,7 @@ def test_a_source_id_in_both_files_is_refused(tmp_path):
 
 
 def test_a_derived_file_of_a_package_the_database_does_not_know_is_a_lint_problem(tmp_path):
-    db = _make(tmp_path)
+    _make(tmp_path)
     ghost = DERIVED.replace('package = "kern"', 'package = "ghost"').replace("kern@", "ghost@").replace("kern.", "ghost.")
     (tmp_path / "derived" / "ghost.toml").write_text(ghost)
     problems = [str(p) for p in lint_database(Database.load(tmp_path))]
@@ -246,7 +246,7 @@ def test_a_build_citing_a_further_source_it_lacks_is_refused(tmp_path):
 
 
 def test_a_second_file_of_an_untracked_package_is_named_by_lint(tmp_path):
-    db = _make(tmp_path)
+    _make(tmp_path)
     (tmp_path / "derived" / "ghost.wheels.toml").write_text(SECOND.replace('package = "kern"', 'package = "ghost"'))
     problems = [str(p) for p in lint_database(Database.load(tmp_path))]
     assert any("ghost.wheels.toml" in p and "does not track" in p for p in problems), problems

@@ -10,9 +10,7 @@ cannot (strict xfail, with why), and working setups that must stay free of them.
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import sys
 import zipfile
 from pathlib import Path
 
@@ -20,11 +18,10 @@ import pytest
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("derive_gpu_floors", ROOT / "tools" / "derive_gpu_floors.py")
-derive = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("derive_gpu_floors", derive)  # dataclasses look their module up
-_spec.loader.exec_module(derive)  # type: ignore[union-attr]
+derive = load_tool("derive_gpu_floors")
 
 # -- (a) the readers ------------------------------------------------------------------------------
 

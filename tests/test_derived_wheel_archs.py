@@ -12,11 +12,9 @@ of any finding of these facts.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import struct
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -25,12 +23,10 @@ import pytest
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("derive_wheel_archs", ROOT / "tools" / "derive_wheel_archs.py")
-assert _spec and _spec.loader
-derive = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("derive_wheel_archs", derive)  # dataclasses look their module up
-_spec.loader.exec_module(derive)
+derive = load_tool("derive_wheel_archs")
 
 
 # -- (a) the readers ------------------------------------------------------------------------

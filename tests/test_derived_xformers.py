@@ -9,9 +9,7 @@ must stay free of any finding of these facts.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import tomllib
 from pathlib import Path
 
@@ -19,12 +17,10 @@ import pytest
 
 from compat import check
 
+from .conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("derive_xformers", ROOT / "tools" / "derive_xformers.py")
-assert _spec and _spec.loader
-derive = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("derive_xformers", derive)  # dataclasses look their module up
-_spec.loader.exec_module(derive)
+derive = load_tool("derive_xformers")
 
 
 # -- (a) the readers ------------------------------------------------------------------

@@ -19,7 +19,7 @@ import datetime as _dt
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
