@@ -45,6 +45,7 @@ output is sorted and deterministic.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -70,8 +71,6 @@ CUDA_LIBRARIES = ("torch/lib/libtorch_cuda.so", "torch/lib/torch_cuda.dll")
 ROCM_LIBRARIES = ("torch/lib/libtorch_hip.so",)
 PYTHON_LIBRARIES = ("torch/lib/libtorch_python.so", "torch/lib/torch_python.dll")
 VERSION_FILE = "torch/version.py"
-# `cuda = '12.4'`, `cuda: Optional[str] = '12.4'`, `cuda = None`
-VERSION_VALUE = re.compile(r"^(cuda|hip)\s*(?::[^=\n]*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)\s*$", re.M)
 # the arch list as torch.cuda.get_arch_list() returns it, space separated
 ARCH_LIST = re.compile(rb"(?<![A-Za-z0-9_])(?:sm|compute)_[0-9]{2,3}[a-z]?(?: (?:sm|compute)_[0-9]{2,3}[a-z]?)+(?![A-Za-z0-9_])")
 
@@ -111,6 +110,23 @@ def arch_text(token: str) -> tuple[str, str]:
     return ("ptx" if kind == "compute" else "sass"), f"{int(digits[:-1])}.{digits[-1]}{suffix}"
 
 
+def version_values(text: str) -> dict[str, str | None]:
+    """The ``cuda`` and ``hip`` a ``torch/version.py`` assigns (a string, or None).
+
+    >>> version_values("from typing import Optional\\ncuda: Optional[str] = '12.4'\\nhip = None\\n")
+    {'cuda': '12.4', 'hip': None}
+    """
+    found: dict[str, str | None] = {}
+    for node in ast.parse(text).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id in ("cuda", "hip") and isinstance(value, ast.Constant) \
+                and (value.value is None or isinstance(value.value, str)):
+            found[target.id] = value.value
+    return found
+
+
 def read_member(remote: HttpRange, member: Member) -> bytes:
     start = member_data_offset(remote.fetch, member)
     raw = remote.fetch(start, member.compressed) if member.compressed else b""
@@ -142,9 +158,7 @@ def read_wheel(url: str, size: int) -> dict:
                       "rocm_library": next((n for n in ROCM_LIBRARIES if n in members), None)}
     values: dict[str, str | None] = {}
     if VERSION_FILE in members:
-        text = read_member(remote, members[VERSION_FILE]).decode("utf-8", "replace")
-        for match in VERSION_VALUE.finditer(text):
-            values[match.group(1)] = match.group(2) or match.group(3)
+        values = version_values(read_member(remote, members[VERSION_FILE]).decode("utf-8", "replace"))
     measured["version_py"] = values
     if measured["cuda_library"]:
         library = next((n for n in PYTHON_LIBRARIES if n in members), None)
