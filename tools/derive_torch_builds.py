@@ -30,7 +30,7 @@ others, read alike; the wheels of one release and platform must agree on all
 three facts, or the build is not written and the file says where they differ. Such a build is stated, not inferred: it is
 the wheel the installer takes.
 
-Run it (standard library and ``packaging``; it needs the network, the
+Run it (standard library, ``packaging`` and ``tomli_w``; it needs the network, the
 package index's file host)::
 
     python tools/derive_torch_builds.py [--versions 2.5.1 2.6.0] \\

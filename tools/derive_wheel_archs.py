@@ -34,7 +34,7 @@ Linux platform (and per CUDA label, where the index serves several), each
 citing a ``[[source]]`` of kind ``artifact``: the wheel's file name, URL and
 sha256 (the index's), the members read in the title.
 
-Run it (standard library and ``packaging`` only; it needs the network, the
+Run it (standard library, ``packaging`` and ``tomli_w``: compat's own; it needs the network, the
 package index's file host)::
 
     python tools/derive_wheel_archs.py sglang-kernel [--versions 0.4.10 0.4.9] \\
@@ -51,6 +51,7 @@ script again; the output is sorted and deterministic.
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import os
 import re
@@ -65,6 +66,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
+import tomli_w
 
 TOOL = "tools/derive_wheel_archs.py"
 PROJECTS = {"sglang-kernel": "SGLang kernel (sglang-kernel)", "sgl-kernel": "SGLang kernel (sgl-kernel)", "vllm": "vLLM"}
@@ -764,34 +766,17 @@ def build_of(package: str, wheel: Wheel, measured: dict, source_id: str) -> tupl
 # -- the TOML --------------------------------------------------------------------------------------
 
 
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-
-
 def render(package: str, sources: list[dict], builds: list[dict], comments: list[str],
            header: str = HEADER, tool: str = TOOL) -> str:
-    """A derived file's text: the script's header, the comments, then the sources and the builds."""
-    out = [header]
-    out.extend(f"# {line}\n" for line in comments)
-    out.append(f"schema = 1\npackage = {_toml_value(package)}\ntool = {_toml_value(tool)}\n")
-    for kind, tables in (("source", sources), ("build", builds)):
-        for table in tables:
-            out.append(f"\n[[{kind}]]\n")
-            for key, value in table.items():
-                if key == "date" and DATE_RE.match(str(value)):
-                    out.append(f"date = {value}\n")
-                else:
-                    out.append(f"{key} = {_toml_value(value)}\n")
-    return "".join(out)
+    """A derived file's text: the script's header, the comments, then the sources and the builds (written
+    by tomli_w; a source's date is a TOML date)."""
+    data: dict = {"schema": 1, "package": package, "tool": tool}
+    if sources:
+        data["source"] = [{**s, "date": _dt.date.fromisoformat(s["date"])} if isinstance(s.get("date"), str) else s
+                          for s in sources]
+    if builds:
+        data["build"] = builds
+    return header + "".join(f"# {line}\n" for line in comments) + tomli_w.dumps(data)
 
 
 def installed_wheels(wheels: list[Wheel]) -> list[Wheel]:
