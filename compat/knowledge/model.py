@@ -657,7 +657,7 @@ class Component:
         self._index_versions: frozenset[Version] | None = None
         self._newest_first: list[Version] | None = None
         self._newest_final: tuple[Version | None] | None = None
-        self._builds_for: dict[tuple[Version, str | None], tuple[tuple[int, int], list[Build]]] = {}
+        self._builds_for: dict[tuple[Version, str | None], tuple[Unread | None, int, list[Build]]] = {}
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.kind!r})"
@@ -693,13 +693,13 @@ class Component:
         (with `index`, only that index's: what a table says it is served
         by is read before it is parsed). Found once per version and index
         while the component's builds stay as they are (torch has a hundred)."""
-        state = (id(self.unread_builds), len(self._builds))
+        unread, parsed = self.unread_builds, len(self._builds)
         key = (version, index)
         cached = self._builds_for.get(key)
-        if cached is not None and cached[0] == state:
-            return list(cached[1])
+        if cached is not None and cached[0] is unread and cached[1] == parsed:  # the same builds as then
+            return list(cached[2])
         found = self._find_builds(version, index)
-        self._builds_for[key] = (state, found)
+        self._builds_for[key] = (unread, parsed, found)
         return list(found)
 
     def _find_builds(self, version: Version, index: str | None) -> list[Build]:
