@@ -32,6 +32,7 @@ def check(
     ignore: tuple[str, ...] | list[str] = (),
     require_known: bool | None = None,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    suggest: bool = True,
 ) -> Report:
     """Check a stack (a stack.toml path, a mapping of its tables, or a `Stack`).
 
@@ -41,8 +42,11 @@ def check(
     string is one ID; a pattern of wildcards alone, which would suppress
     everything, is a `CompatError` with key ``ignore``);
     `require_known` makes a release the database does not hold an error;
-    `max_rounds` is the resolver's budget. An argument of the wrong type is
-    a `TypeError` (a `ValueError` for a `max_rounds` below 1).
+    `max_rounds` is the resolver's budget. With `suggest=False` a failing
+    stack's report has no explanation and no suggestions (the search for the
+    smallest changes that work costs more than the check itself): for a
+    script that wants the verdict and its findings alone. An argument of the
+    wrong type is a `TypeError` (a `ValueError` for a `max_rounds` below 1).
     Without `database`, the bundled database is loaded once per process and
     reused while its files are unchanged (`Database.shared`).
 
@@ -58,6 +62,8 @@ def check(
     for name, value in (("strict", strict), ("require_known", require_known)):
         if value is not None and not isinstance(value, bool):
             raise TypeError(f"compat.check: {name} must be True, False or None, not {type(value).__name__}")
+    if not isinstance(suggest, bool):
+        raise TypeError(f"compat.check: suggest must be True or False, not {type(suggest).__name__}")
     if not isinstance(max_rounds, int) or isinstance(max_rounds, bool):
         raise TypeError(f"compat.check: max_rounds must be an int, not {type(max_rounds).__name__}")
     if max_rounds < 1:
@@ -68,7 +74,8 @@ def check(
     db = database if database is not None else Database.shared()
     if not isinstance(stack, Stack):
         stack = load_stack(stack, db)
-    report = check_stack(stack, db, strict=strict, ignore=ignore, require_known=require_known, max_rounds=max_rounds)
+    report = check_stack(stack, db, strict=strict, ignore=ignore, require_known=require_known, max_rounds=max_rounds,
+                         suggest_fixes=suggest)
     if stack.environment is None:
         return report
     from .engine.installed import with_installed  # a stack read with an installed environment (docs/inputs.md)

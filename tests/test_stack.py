@@ -462,6 +462,7 @@ def test_a_wildcard_pattern_that_names_something_is_accepted(db):
         ({"ignore": 5}, TypeError),
         ({"ignore": ["a", 5]}, TypeError),
         ({"database": "data/"}, TypeError),
+        ({"suggest": "no"}, TypeError),
     ],
 )
 def test_library_arguments_are_type_checked(db, kwargs, exc):
@@ -470,6 +471,15 @@ def test_library_arguments_are_type_checked(db, kwargs, exc):
         args["database"] = db
     with pytest.raises(exc, match="compat.check"):
         compat.check(args.pop("stack"), **args)
+
+
+def test_a_check_without_suggestions_has_the_same_findings_and_no_fixes(db):
+    broken = {"system": {"python": "3.12", "cuda": "13.0"}, "hardware": {"gpu": "V100"}, "packages": {"vllm": "0.32.0"}}
+    full, bare = compat.check(broken, database=db), compat.check(broken, database=db, suggest=False)
+    assert not full.ok and not bare.ok
+    assert full.explanation is not None and bare.explanation is None and not bare.suggestions
+    # the search's own finding (suggestions:none, when nothing fits) is the one difference
+    assert {f.id for f in bare.findings} == {f.id for f in full.findings} - {"suggestions:none"}
 
 
 def test_a_dotted_key_of_thousands_of_parts_is_refused_before_parsing(write_stack, db):

@@ -12,9 +12,15 @@ A working setup must give no error.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from compat import check
+import compat
+
+# The findings are the subject here: the search for the smallest changes that work (tested in
+# test_resolve.py and test_upgrade.py) is left out of these checks.
+check = functools.partial(compat.check, suggest=False)
 
 
 def flagged(report) -> dict[str, str]:
