@@ -361,7 +361,7 @@ AUDIT = {
         "warning", spec({"sglang": "0.4.3"}, "A100 80GB", model={"checkpoint_dtype": "fp8"}),
         {"H100": dict(packages={"sglang": "0.4.3"}, gpu="H100"),
          "a BF16 checkpoint": dict(packages={"sglang": "0.4.3"}, model={"checkpoint_dtype": "bf16"}),
-         "sglang 0.4.7": dict(packages={"sglang": "0.4.7"})}),
+         "sglang 0.4.4": dict(packages={"sglang": "0.4.4"})}),
     "vllm.compressed-tensors.nvfp4.min-capability": (
         "error", spec({"vllm": "0.14.0"}, "T4", options={"vllm": {"quantization": "compressed-tensors"}},
                       model={"checkpoint_dtype": "nvfp4"}),

@@ -238,8 +238,6 @@ def test_vllm17581(db):
     }
 
 
-@pytest.mark.xfail(strict=True, reason='the SGLang FP8 rule covers 0.4.1-0.4.6 only (the wheels read); '
-                    "0.5.4.post3's FP8 path on sm_80 is not read")
 def test_sglang13471(db):
     """https://github.com/sgl-project/sglang/issues/13471 (2025-11-18) -- "0.5.4.post3 run minimax-m2 FAILED
     with errors 'type fp8e4nv not supported in this architecture". Expected: MiniMax-M2 is an FP8 checkpoint and
@@ -253,7 +251,10 @@ def test_sglang13471(db):
          'packages': {'sglang': '0.5.4.post3'},
          'options': {'sglang': {'tp-size': 4}},
          'model': {'name': 'MiniMax-M2', 'checkpoint_dtype': 'fp8'}}, database=db)
-    assert set(flagged(report)) - set()
+    # A miss when the set was measured; caught since by tools/derive_sglang_fp8.py, written after it (not
+    # blind): 0.5.1-0.5.5.post3 take Marlin's FP8 functions from vLLM, which the image did not have. A
+    # warning: the stack cannot show that vLLM is absent, nor that the checkpoint is in the fp8 format.
+    assert "fp8" in flagged(report)["sglang.derived.0.5.5.post3.fp8-linear.marlin-needs-vllm.checkpoint"]
 
 
 def test_flash_attention928(db):
