@@ -1,5 +1,5 @@
 """A second blind set: real failures (and working setups) from upstream
-trackers, collected by a helper that had not seen compat's data, none cited
+trackers, collected blind (without a look at compat's data), none cited
 by another test here, written as the users described them and checked
 against the bundled database (the conventions of test_unseen_failures.py).
 
