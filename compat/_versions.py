@@ -1,9 +1,19 @@
-"""Showing version bounds the way people write them."""
+"""Versions as compat reads them, and version bounds shown the way people write them."""
 
 from __future__ import annotations
 
+import functools
+
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+@functools.lru_cache(maxsize=65536)
+def parse_version(text: str) -> Version:
+    """Version(text), made once per process for each text: the snapshots of
+    one check list the same versions (1.0.0, 2.1.0) package after package.
+    A ValueError (InvalidVersion) when it is not one."""
+    return Version(text)
+
 
 _ORDER = {"===": 0, "==": 0, "~=": 0, ">": 1, ">=": 1, "!=": 2, "<=": 3, "<": 3}
 

@@ -37,7 +37,8 @@ from compat import CompatError, Database, _compiled
 from compat.engine.findings import Report
 from compat.formats.component import describe, render_text
 from compat.knowledge.lint import lint_database
-from compat.knowledge.requires import _common, _marker_problem
+from compat._markers import comparison_problem
+from compat.knowledge.requires import _common
 from compat.knowledge.snapshot import (
     simple_requirement,
     _wheel_file,
@@ -457,13 +458,13 @@ def test_the_fast_path_of_requirement_lines_is_sound(name, pieces):
     text = name + "".join(pieces)
     if simple_requirement().match(text):
         requirement = Requirement(text)  # parses: no InvalidRequirement
-        assert _marker_problem(getattr(requirement.marker, "_markers", [])) is None
+        assert comparison_problem(getattr(requirement.marker, "_markers", [])) is None
 
 
 def same_requirement(fast: Requirement, text: str) -> None:
     """`fast` (built without packaging's parser) is what packaging parses `text` to."""
     slow = Requirement(text)  # parses: no InvalidRequirement
-    assert _marker_problem(getattr(slow.marker, "_markers", [])) is None
+    assert comparison_problem(getattr(slow.marker, "_markers", [])) is None
     assert (fast.name, fast.url, fast.extras, str(fast.specifier), str(fast.marker)) == \
         (slow.name, slow.url, slow.extras, str(slow.specifier), str(slow.marker)), text
     assert repr(getattr(fast.marker, "_markers", None)) == repr(getattr(slow.marker, "_markers", None))

@@ -30,7 +30,9 @@ from .._record import Record
 from .. import _toml
 from .._names import normalize
 from ..errors import DatabaseError
-from ._schema import MAX_DIGITS, Table, database_error, read_text
+from .._strict import MAX_DIGITS
+from .._versions import parse_version
+from ._schema import Table, database_error, read_text
 from .catalog import Gpu, GpuCatalog
 from .graph import GRAPH_FILE, read_graph, relevant, requirers_first
 from .conditions import Condition, ConditionError, parse_condition
@@ -51,7 +53,7 @@ from .model import (
 from .paths import default_data_dir
 from .requires import parse_specifier
 from .snapshot import (
-    _release_version, line_reader, parse_version, release_table, requirement_problem, snapshot_names,
+    _release_version, line_reader, release_table, requirement_problem, snapshot_names,
     snapshot_release, wheel_records,
 )
 

@@ -43,7 +43,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from .._files import MAX_SNAPSHOT_BYTES, open_regular, read_bytes, read_text, write_atomic
 from .._names import normalize
-from ._schema import database_error, decode_text, is_string_list
+from .._strict import is_string_list
+from ._schema import database_error, decode_text
 
 __all__ = ["GRAPH_FILE", "build_graph", "write_graph", "read_graph", "relevant", "requirers", "requirers_first"]
 

@@ -12,14 +12,15 @@ validates each as it parses it (model.Release.requirement).
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 
 from ..errors import DatabaseError
-from ._schema import MAX_DIGITS, database_error, has_long_number, one_line
+from .._markers import comparison_problem
+from .._strict import MAX_DIGITS, has_long_number
+from ._schema import database_error, one_line
 
 
 def parse_requirement(text: str) -> Requirement:
@@ -40,7 +41,7 @@ def parse_requirement(text: str) -> Requirement:
         return fast
     try:
         requirement = Requirement(text)
-        problem = _marker_problem(getattr(requirement.marker, "_markers", []))
+        problem = comparison_problem(getattr(requirement.marker, "_markers", []))
     except InvalidRequirement as exc:
         raise ValueError(one_line(str(exc).split("\n", 1)[0], 300)) from None
     except RecursionError:
@@ -108,7 +109,7 @@ def _marker(text: str) -> Marker:
     """Marker(text), once per process for each text, refused (a ValueError)
     where it cannot be evaluated. (Shared: a marker is never changed.)"""
     marker = Marker(text)
-    if _marker_problem(marker._markers) is not None:
+    if comparison_problem(marker._markers) is not None:
         raise ValueError(text)
     return marker
 
@@ -128,77 +129,6 @@ def requirement_error(text: str, problem: str, file: str | None, number: int | N
     """What is wrong with Requires-Dist line `index` of a release line (or line `index` of its list `key`)."""
     return database_error(one_line(f"invalid requirement {text[:200]!r}: {problem}"), file=file, line=number,
                           key=f"{key}[{index}]")
-
-
-# The marker operators packaging compares without building a specifier; with
-# any other (~=, ===) the comparison raises unless the value is a version.
-_PLAIN_OPERATORS = frozenset({"in", "not in", "<", "<=", "==", "!=", ">=", ">"})
-# The variables a marker of package metadata may name (PEP 508, and `extra`).
-# packaging also parses `extras` and `dependency_groups`, which PEP 751 gives
-# lock files only: evaluating metadata's markers raises on them.
-_METADATA_VARIABLES = frozenset({
-    "python_version", "python_full_version", "os_name", "sys_platform", "platform_release", "platform_system",
-    "platform_version", "platform_machine", "platform_python_implementation", "implementation_name",
-    "implementation_version", "extra",
-})
-# Those packaging compares as versions, through a specifier: the only ones ~= and === apply to.
-_VERSION_VARIABLES = frozenset({"python_version", "python_full_version", "platform_release", "implementation_version"})
-
-
-def _marker_problem(items: Any) -> str | None:
-    """A comparison of a parsed marker that raises when evaluated, with why
-    (walks ``Marker._markers`` as sync.py does: packaging has no public
-    view). packaging looks up every variable a comparison names, so each
-    must be one of package metadata, and one side must be a variable; it
-    compares with ~= and === only through a specifier built from the value,
-    so the variable must be a version one, on the left, and the value a
-    version."""
-    if isinstance(items, list):
-        for item in items:
-            problem = _marker_problem(item)
-            if problem is not None:
-                return problem
-        return None
-    if not isinstance(items, tuple) or len(items) != 3:
-        return None
-    left, op, right = items
-    operator = getattr(op, "value", None)
-    variables = [side.value for side in (left, right) if _is_variable(side)]
-    why = _comparison_problem(left, operator, right, variables)
-    if why is None:
-        return None
-    shown = f"{_shown(left)} {operator} {_shown(right)}"
-    return one_line(f"marker: {shown}: {why}", 300)
-
-
-def _comparison_problem(left: Any, operator: Any, right: Any, variables: list[Any]) -> str | None:
-    if not variables:
-        return "it compares two strings (one side must be a marker variable)"
-    for name in variables:
-        if name not in _METADATA_VARIABLES:
-            return f"{name} is not a variable of package metadata's markers"
-    if operator in _PLAIN_OPERATORS:
-        return None
-    value = getattr(right, "value", None)
-    if not _is_variable(left) or _is_variable(right) or not isinstance(value, str):
-        return "write the variable on the left"
-    if left.value not in _VERSION_VARIABLES:
-        return f"{operator} compares versions, and {left.value} is not one"
-    try:
-        Specifier(f"{operator}{value}")
-    except InvalidSpecifier:
-        return f"{operator + value!r} is not a version specifier"
-    return None
-
-
-def _is_variable(node: Any) -> bool:
-    return type(node).__name__ == "Variable"
-
-
-def _shown(node: Any) -> str:
-    """A side of a comparison as a message shows it: a variable bare, a string quoted."""
-    value = getattr(node, "value", node)
-    return str(value) if _is_variable(node) else repr(value)
 
 
 def long_number(text: str) -> str | None:

@@ -39,10 +39,12 @@ from packaging.version import Version
 
 from .._record import Record
 from .._text import dotted_identifiers, dotted_words
+from .._versions import parse_version
 from .._files import MAX_SNAPSHOT_BYTES, open_regular, read_bytes, write_atomic
 from .._names import is_name, normalize
 from ..errors import DatabaseError
-from ._schema import MAX_DIGITS, database_error, decode_text, has_long_number, is_string_list, one_line
+from .._strict import MAX_DIGITS, has_long_number, is_string_list
+from ._schema import database_error, decode_text, one_line
 from .model import Release
 from .requires import long_number, parse_requirement, parse_specifier, requirement_error
 
@@ -744,14 +746,6 @@ def _release(entry: dict[str, Any]) -> SnapshotRelease:
         sdist=entry.get("sdist"),
         build_system=entry.get("build_system"),
     )
-
-
-@functools.lru_cache(maxsize=65536)
-def parse_version(text: str) -> Version:
-    """Version(text), made once per process for each text: the snapshots of
-    one check list the same versions (1.0.0, 2.1.0) package after package.
-    A ValueError (InvalidVersion) when it is not one."""
-    return Version(text)
 
 
 def _release_version(text: str, path: str, number: int, seen: dict[Version, int]) -> Version:

@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._names import normalize
 from ..errors import CompatError
-from ..knowledge._schema import MAX_DIGITS, has_long_number
+from .._strict import MAX_DIGITS, has_long_number
 from ..knowledge.catalog import parse_compute_capability
 
 if TYPE_CHECKING:

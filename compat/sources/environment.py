@@ -41,8 +41,8 @@ from packaging.version import InvalidVersion, Version
 
 from .._record import Record
 from .._names import normalize
-from ..errors import StackError
-from ..knowledge._schema import MAX_DIGITS, has_long_number, is_string_list, one_line
+from ..errors import StackError, one_line
+from .._strict import MAX_DIGITS, has_long_number, is_string_list
 from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",

@@ -28,8 +28,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .. import _toml
-from ..errors import StackError
-from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
+from ..errors import StackError, one_line
+from .._strict import MAX_DIGITS, has_long_number
 from .requirements import MARKER_ERRORS, Entry, long_version, marker_problem
 from .stack import Place
 

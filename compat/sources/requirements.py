@@ -42,10 +42,9 @@ from packaging.utils import (
 )
 
 from .._record import Record
-from .. import _toml
-from ..errors import StackError
-from ..knowledge._schema import MAX_DIGITS, has_long_number, one_line
-from ..knowledge.snapshot import requirement_problem
+from .. import _markers, _toml
+from ..errors import StackError, one_line
+from .._strict import MAX_DIGITS, has_long_number
 from .stack import MAX_KEY, MAX_VERSION, Place
 
 if TYPE_CHECKING:
@@ -332,8 +331,8 @@ def marker_problem(marker: Marker | None, environment: Mapping[str, Any] | None 
     convert, a comparison packaging cannot make, or a name the `context`
     does not define (``extras`` and ``dependency_groups`` are a lock
     file's, PEP 751). Outside a lock, the marker is held to what a
-    snapshot's Requires-Dist is (`snapshot.requirement_problem`, which says
-    best why). Then it is evaluated in `environment` (by default this
+    snapshot's Requires-Dist is (`compat._markers`, which says best
+    why). Then it is evaluated in `environment` (by default this
     interpreter's): packaging evaluates every comparison, so one
     evaluation finds any that raises."""
     if marker is None:
@@ -342,7 +341,7 @@ def marker_problem(marker: Marker | None, environment: Mapping[str, Any] | None 
     if has_long_number(text):
         return f"marker: a number of more than {MAX_DIGITS} digits"
     lock_only = context == "lock_file" and _LOCK_VARIABLES.search(text) is not None
-    problem = None if lock_only else requirement_problem(f"name; {text}")
+    problem = None if lock_only else _markers.marker_problem(text)
     if problem is not None:
         return problem
     try:

@@ -22,11 +22,10 @@ from .._record import Fields, Record
 from .. import _toml
 from .._text import dotted_numbers
 from .._names import did_you_mean, import_names, is_name, nearest, normalize
-from .._versions import admits_some
+from .._versions import admits_some, parse_version
 from ..errors import StackError
 from ..knowledge.catalog import Gpu, parse_compute_capability
 from ..knowledge.conditions import option_key
-from ..knowledge.snapshot import parse_version
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
