@@ -31,7 +31,7 @@ _EXPORTS = {
     "Plan": "compat.engine.plan",
     "OutdatedReport": "compat.engine.plan",
     "load_stack": "compat.sources.stack",
-    "Stack": "compat.sources.stack",
+    "Stack": "compat.stack",
     "load_inputs": "compat.sources.inputs",
     "Inputs": "compat.sources.inputs",
     "Database": "compat.knowledge.database",
@@ -84,7 +84,8 @@ if TYPE_CHECKING:
     from .errors import CompatError, DatabaseError, PackageIndexError, ResolutionTooComplex, StackError
     from .knowledge.database import Database
     from .sources.inputs import Inputs, load_inputs
-    from .sources.stack import Stack, load_stack, loads_stack
+    from .sources.stack import load_stack, loads_stack
+    from .stack import Stack
 
 
 def __getattr__(name: str) -> Any:

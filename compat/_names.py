@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from packaging.utils import InvalidName, canonicalize_name
@@ -85,3 +86,16 @@ def import_names(distributions: Iterable[str]) -> dict[str, str]:
             twice.add(bare)
         found[bare] = name
     return {bare: name for bare, name in found.items() if bare not in twice}
+
+
+def model_key(name: str) -> str:
+    """How model names and repo ids compare: case, spaces, dashes and underscores ignored.
+
+    >>> model_key("GLM-5.1") == model_key("glm 5.1") == model_key("GLM_5.1")
+    True
+    >>> model_key("zai-org/GLM-5") == model_key("ZAI-org/glm-5")
+    True
+    >>> model_key("GLM-5") == model_key("GLM-5.1")
+    False
+    """
+    return re.sub(r"[\s_\-]+", "", name.strip().lower())

@@ -15,7 +15,7 @@ from . import (_color_option, _colored, _db_option, _deliver, _fail, _format_opt
 if TYPE_CHECKING:
     from ..engine.findings import Report
     from ..knowledge.database import Database
-    from ..sources.stack import Stack
+    from ..stack import Stack
 
 # --format NAME: the module of compat/formats that writes it.
 _FORMATS = {"text": "text", "json": "json", "sarif": "sarif", "github": "github", "markdown": "markdown_report"}

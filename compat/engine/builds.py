@@ -25,7 +25,7 @@ from ..knowledge.model import Build, Component, Release
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
-from ..sources.stack import PackageSpec, Stack, System
+from ..stack import PackageSpec, Stack, System
 
 __all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge_build", "label_torch", "metadata_cuda",
            "wheel_fit"]

@@ -26,7 +26,7 @@ from ..knowledge.database import Database, meets
 from ..knowledge.layers import STALE_DAYS, cites_local, current_date, is_local, stale_snapshot, with_overlay
 from ..knowledge.model import Build, Component, Release, Rule, Source
 from ..knowledge.snapshot import fetches_wheel
-from ..sources.stack import PackageSpec, Stack
+from ..stack import PackageSpec, Stack
 from ..errors import CompatError
 from .builds import Selected, WheelFit, judge_build, label_torch
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name

@@ -22,7 +22,7 @@ from packaging.version import Version
 from .._versions import spec_text
 from ..knowledge.conditions import LABELS
 from ..knowledge.database import Database
-from ..sources.stack import Stack
+from ..stack import Stack
 from .facts import VIRTUAL_PREFIX
 from .resolver import Need, Resolution
 

@@ -10,7 +10,7 @@ from packaging.version import Version
 from ..knowledge.catalog import lookup_key
 from ..knowledge.conditions import UNKNOWN
 from ..knowledge.model import Component
-from ..sources.stack import Stack
+from ..stack import Stack
 
 __all__ = ["StackFacts", "VIRTUAL_PREFIX", "virtual_name", "VIRTUAL_LABELS"]
 

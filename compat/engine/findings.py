@@ -10,7 +10,7 @@ from .._record import Fields, Record
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
-    from ..sources.stack import Stack
+    from ..stack import Stack
 
 __all__ = ["Finding", "Report", "SEVERITY_ORDER", "FAMILIES", "Location", "family", "locate", "at_least"]
 

@@ -46,7 +46,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from .._names import normalize
 from ..knowledge.model import Source
 from ..sources.environment import Environment, Installed, wheel_tags_bounded
-from ..sources.stack import Stack
+from ..stack import Stack
 from .findings import SEVERITY_ORDER, Finding, Report
 
 __all__ = ["installed_findings", "with_installed"]

@@ -16,7 +16,7 @@ from .._record import Record
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
-    from ..sources.stack import Stack
+    from ..stack import Stack
     from .findings import Finding, Report
 
 __all__ = ["Move", "Crossing", "Plan", "Outdated", "OutdatedReport", "CATEGORIES"]

@@ -30,7 +30,7 @@ from ..errors import ResolutionTooComplex
 from ..knowledge.database import Database, Drawn, meets, newest_unyanked, pinned_version
 from ..knowledge.model import Build, Component, Release, Rule
 from ..knowledge.requires import parse_requirement
-from ..sources.stack import Stack
+from ..stack import Stack
 from .builds import Platform, Problem, Selected, WheelFit, judge_build, select_build, wheel_fit
 from .facts import VIRTUAL_PREFIX, StackFacts, virtual_name
 

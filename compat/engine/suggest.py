@@ -37,7 +37,7 @@ from ..knowledge.conditions import value_text
 from ..knowledge.database import Database
 from ..knowledge.layers import current_date
 from ..knowledge.model import Component, Release
-from ..sources.stack import PackageSpec, Stack
+from ..stack import PackageSpec, Stack
 from .builds import judge_build, select_build
 from .facts import StackFacts
 from .findings import Finding

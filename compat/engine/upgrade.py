@@ -31,7 +31,8 @@ from ..knowledge.conditions import UNKNOWN, value_text
 from ..knowledge.database import Database
 from ..knowledge.layers import cites_local, is_local
 from ..knowledge.model import Component, Release, Rule
-from ..sources.stack import PackageSpec, Stack, is_cpython
+from ..sources.stack import is_cpython
+from ..stack import PackageSpec, Stack
 from .check import check_stack
 from .facts import VIRTUAL_PREFIX, StackFacts
 from .findings import Finding, Report

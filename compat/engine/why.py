@@ -29,7 +29,7 @@ from ..errors import CompatError
 from ..knowledge.conditions import LABELS, UNKNOWN
 from ..knowledge.database import Database
 from ..knowledge.model import Build, Component, Release, Rule
-from ..sources.stack import PackageSpec, Stack
+from ..stack import PackageSpec, Stack
 from .builds import judge_build, select_build
 from .facts import StackFacts
 

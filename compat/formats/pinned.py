@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ..knowledge.database import Database
-from ..sources.stack import Stack
+from ..stack import Stack
 
 __all__ = ["stack_toml", "requirements", "build_indexes"]
 

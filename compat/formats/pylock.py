@@ -21,7 +21,7 @@ from packaging.version import Version
 from ..errors import CompatError
 from ..knowledge._schema import one_line
 from ..knowledge.database import Database
-from ..sources.stack import PLATFORMS, Stack
+from ..stack import PLATFORMS, Stack
 
 __all__ = ["pylock", "supported_tags"]
 

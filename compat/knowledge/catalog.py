@@ -15,6 +15,7 @@ from .._record import Record
 from .._text import lower_words, quoted
 from .. import _toml
 from ..errors import DatabaseError
+from ..stack import Gpu, parse_compute_capability
 from ._schema import database_error, read_text
 
 __all__ = ["Gpu", "GpuCatalog", "GpuMatch", "Inference", "is_vendor_only", "lookup_key", "parse_compute_capability"]
@@ -104,63 +105,6 @@ def _shape(name: str) -> tuple[tuple[str, ...], str, frozenset[str]] | None:
     if index is None:
         return None
     return tuple(parts[:index]), parts[index], frozenset(parts[index + 1:])
-
-
-_CC = r"(?i)^(?:sm_?)?(\d+)(?:\.(\d+))?$"
-
-
-def parse_compute_capability(text: str) -> Version:
-    """Parse ``"9.0"``, ``"sm_90"``, ``"sm90"`` or ``"sm_120"`` into a version.
-
-    >>> parse_compute_capability("sm_90"), parse_compute_capability("12.0"), parse_compute_capability("sm120")
-    (<Version('9.0')>, <Version('12.0')>, <Version('12.0')>)
-    """
-    match = re.match(_CC, text.strip())
-    if not match:
-        raise ValueError(f"not a compute capability: {text!r} (write it as \"9.0\" or \"sm_90\")")
-    major, minor = match.groups()
-    if minor is None:
-        if not text.strip().lower().startswith("sm"):
-            raise ValueError(f"not a compute capability: {text!r} (write it as \"9.0\" or \"sm_90\")")
-        # sm_90 -> 9.0, sm_120 -> 12.0, sm_103 -> 10.3: the last digit is the minor.
-        if len(major) < 2:
-            raise ValueError(f"not a compute capability: {text!r}")
-        major, minor = major[:-1], major[-1]
-    return Version(f"{int(major)}.{int(minor)}")
-
-
-class Gpu(Record):
-    """One GPU model of the catalog."""
-
-    name: str
-    vendor: str
-    architecture: str
-    segment: str
-    compute_capability: Version | None
-    gfx_target: str | None
-    memory_gb: int | None
-    aliases: tuple[str, ...]
-    source: str
-    # The one platform its host CPU runs (a Grace superchip or a Jetson module:
-    # "linux-aarch64"); None where the GPU goes into hosts of several kinds.
-    host: str | None = None
-    # The source of the compute capability, where `source` states other facts
-    # (the host of a superchip) and another table states the compute capability.
-    compute_capability_source: str | None = None
-    # The vendor's tables do not state the compute capability: it is inferred
-    # from `basis` (the chip it shares with a GPU they list).
-    inferred: bool = False
-    basis: str | None = None
-
-    @property
-    def accelerator(self) -> str:
-        return {"nvidia": "cuda", "amd": "rocm", "apple": "mps"}[self.vendor]
-
-    @property
-    def sm(self) -> str | None:
-        """``"sm_90"`` style name of the compute capability."""
-        cc = self.compute_capability
-        return None if cc is None else f"sm_{cc.major}{cc.minor}"
 
 
 class GpuMatch(Record):

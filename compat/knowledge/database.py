@@ -1262,7 +1262,7 @@ ACCELERATOR_KINDS = ("cuda", "rocm", "cpu")
 
 
 def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
-    from ..sources.stack import PLATFORMS
+    from ..stack import PLATFORMS
     from .model import arch_problem
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",

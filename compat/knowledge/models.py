@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._record import Record
+from .._names import model_key
 from .. import _toml
 from ..errors import DatabaseError
+from ..stack import ModelEntry
 from ._schema import database_error, one_line, read_text
 
 __all__ = ["ModelEntry", "ModelCatalog", "model_key", "MODELS_FILE", "FLAGS"]
@@ -36,43 +37,6 @@ FLAGS = ("moe", "hybrid", "multimodal")
 _KEYS = ("name", "repo", "aliases", "family", "head_dim", "checkpoint_dtype", *FLAGS, "source", "note")
 _FAMILY = r"^[a-z0-9][a-z0-9.\-]*$"
 _REPO = r"^[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9][A-Za-z0-9._\-]*$"
-
-
-def model_key(name: str) -> str:
-    """How model names and repo ids compare: case, spaces, dashes and underscores ignored.
-
-    >>> model_key("GLM-5.1") == model_key("glm 5.1") == model_key("GLM_5.1")
-    True
-    >>> model_key("zai-org/GLM-5") == model_key("ZAI-org/glm-5")
-    True
-    >>> model_key("GLM-5") == model_key("GLM-5.1")
-    False
-    """
-    return re.sub(r"[\s_\-]+", "", name.strip().lower())
-
-
-class ModelEntry(Record):
-    """One model of the catalog. None: the catalog does not say."""
-
-    name: str
-    family: str
-    source: str
-    repo: str | None = None
-    aliases: tuple[str, ...] = ()
-    head_dim: int | None = None
-    checkpoint_dtype: str | None = None
-    moe: bool | None = None
-    hybrid: bool | None = None
-    multimodal: bool | None = None
-    note: str | None = None
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """Every way to name it: name, repo, aliases."""
-        return (self.name, *((self.repo,) if self.repo else ()), *self.aliases)
-
-    def identities(self) -> frozenset[str]:
-        return frozenset(model_key(n) for n in self.names)
 
 
 class ModelCatalog:

@@ -25,7 +25,8 @@ from packaging.version import InvalidVersion, Version
 from .. import _toml
 from .._names import did_you_mean, is_name, normalize
 from ..errors import StackError
-from .stack import MAX_KEY, MAX_VERSION, Stack, _kind, _overlay, _Reader, load_stack
+from ..stack import Stack
+from .stack import MAX_KEY, MAX_VERSION, _kind, _overlay, _Reader, load_stack
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database

@@ -33,10 +33,10 @@ from packaging.version import InvalidVersion, Version
 from .._names import normalize
 from ..errors import CompatError
 from .._strict import MAX_DIGITS, has_long_number
-from ..knowledge.catalog import parse_compute_capability
+from ..stack import parse_compute_capability
 
 if TYPE_CHECKING:
-    from ..knowledge.catalog import Gpu
+    from ..stack import Gpu
     from ..knowledge.database import Database
 
 __all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "render", "DEFAULT_TIMEOUT"]

@@ -41,7 +41,8 @@ from .. import _toml
 from .._names import normalize
 from .._versions import admits_some
 from ..errors import StackError
-from .stack import MAX_PACKAGES, PackageSpec, Place, Stack, load_stack, stack_from_tables, tracked_name
+from ..stack import PackageSpec, Place, Stack
+from .stack import MAX_PACKAGES, load_stack, stack_from_tables, tracked_name
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database

@@ -31,7 +31,7 @@ from .. import _toml
 from ..errors import StackError, one_line
 from .._strict import MAX_DIGITS, has_long_number
 from .requirements import MARKER_ERRORS, Entry, long_version, marker_problem
-from .stack import Place
+from ..stack import Place
 
 __all__ = ["LockFile", "read_pylock"]
 

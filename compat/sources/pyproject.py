@@ -24,7 +24,7 @@ from .. import _toml
 from .._names import did_you_mean, normalize
 from ..errors import StackError, one_line
 from .requirements import Entry, direct_reference, quote, read_requirement, with_marker
-from .stack import Place
+from ..stack import Place
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

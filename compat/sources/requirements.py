@@ -45,7 +45,8 @@ from .._record import Record
 from .. import _markers, _toml
 from ..errors import StackError, one_line
 from .._strict import MAX_DIGITS, has_long_number
-from .stack import MAX_KEY, MAX_VERSION, Place
+from ..stack import Place
+from .stack import MAX_KEY, MAX_VERSION
 
 if TYPE_CHECKING:
     from packaging.markers import EvaluateContext, Marker

@@ -8,44 +8,30 @@ TOML parser or a scan of the text can tell).
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import os
 import re
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from packaging.markers import default_environment
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
-from .._record import Fields, Record
 from .. import _toml
 from .._text import dotted_numbers
 from .._names import did_you_mean, import_names, is_name, nearest, normalize
-from .._versions import admits_some, parse_version
+from .._versions import admits_some
 from ..errors import StackError
-from ..knowledge.catalog import Gpu, parse_compute_capability
 from ..knowledge.conditions import option_key
+from ..stack import ACCELERATORS, PLATFORMS, Hardware, Model, ModelEntry, PackageSpec, Place, Stack, System, \
+    parse_compute_capability
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
-    from ..knowledge.models import ModelEntry
-    from .environment import Environment
 
 __all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "Place", "load_stack", "loads_stack", "stack_from_tables",
            "PLATFORMS", "ACCELERATORS"]
 
 SCHEMA = 1
-
-# The PEP 508 marker environment of each platform.
-PLATFORMS: dict[str, dict[str, str]] = {
-    "linux-x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
-    "linux-aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix"},
-    "macos-arm64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64", "os_name": "posix"},
-    "macos-x86_64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "x86_64", "os_name": "posix"},
-    "windows-x86_64": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64", "os_name": "nt"},
-}
-ACCELERATORS = ("cuda", "rocm", "mps", "cpu")
 
 _TABLES = {
     "stack": ("name", "description", "schema"),
@@ -88,191 +74,6 @@ def is_cpython(version: Version) -> bool:
     """
     parts = dotted_numbers(str(version))  # 3.12 or 3.12.1: no pre-release, post, dev or local part
     return parts is not None and len(parts) in (2, 3) and version.major == 3 and version.minor <= MAX_PYTHON_MINOR
-
-
-class System(Record):
-    python: Version
-    platform: str = "linux-x86_64"
-    cuda: Version | None = None
-    rocm: Version | None = None
-    driver: Version | None = None
-    driver_written: str | None = None
-    glibc: Version | None = None
-    index: str = "pypi"  # where builds come from: the package index, or a PyTorch index variant (cu128, rocm6.4, cpu)
-
-    def marker_environment(self) -> dict[str, str]:
-        """The PEP 508 environment that package markers are evaluated in (a new dict each call)."""
-        return dict(_marker_environment(self.platform, self.python.release))
-
-
-@functools.lru_cache(maxsize=64)
-def _marker_environment(platform: str, release: tuple[int, ...]) -> dict[str, str]:
-    """The markers' environment of a platform and Python, made once (reading
-    the host's own takes several calls into the platform module)."""
-    env = dict(default_environment())
-    env.update(PLATFORMS[platform])
-    full = ".".join(str(p) for p in (release + (0, 0))[:3])
-    env.update(
-        python_version=f"{release[0]}.{release[1]}",
-        python_full_version=full,
-        implementation_name="cpython",
-        implementation_version=full,
-        platform_python_implementation="CPython",
-        platform_release="",
-        platform_version="",
-    )
-    return env
-
-
-class Hardware(Record):
-    gpu: Gpu | None = None
-    compute_capability: Version | None = None
-    count: int = 1
-    accelerator: str = "cpu"
-
-
-def _pinned(text: str) -> Version | None:
-    """The version a pin names (asked of each entry again and again: parsed once)."""
-    try:
-        return parse_version(text)
-    except ValueError:  # InvalidVersion, or a number too long to convert
-        return None
-
-
-class PackageSpec(Record):
-    """One entry of [packages]."""
-
-    name: str
-    specifier: SpecifierSet
-    extras: frozenset[str] = frozenset()
-    external: bool = False
-    written: str = ""
-    build: str | None = None  # a local version label (+cu128): selects that build
-
-    @property
-    def pinned(self) -> Version | None:
-        """The version if the entry is a single ``==`` pin without wildcard."""
-        specs = list(self.specifier)
-        if len(specs) == 1 and specs[0].operator in ("==", "===") and not specs[0].version.endswith("*"):
-            return _pinned(specs[0].version)
-        return None
-
-
-class Model(Record):
-    """[model] as the stack writes it (the catalog fills the rest: engine/facts.py)."""
-
-    name: str | None = None
-    family: str | None = None
-    head_dim: int | None = None
-    checkpoint_dtype: str | None = None
-    repo: str | None = None
-    moe: bool | None = None
-    hybrid: bool | None = None
-    multimodal: bool | None = None
-
-
-_STACK_FIELDS = ("system", "hardware", "packages", "options", "model", "env", "ignore", "strict", "require_known",
-                 "name", "description", "path", "text", "untracked", "unknown_options", "catalog_model", "places",
-                 "environment", "overlay", "locked", "only_binary")
-
-
-class Stack(Fields):
-    """A deployment: the machine it runs on and the software it runs.
-
-    Its fields are what `load_stack` read; `replace` returns a copy with
-    some of them changed (see `Fields`). Two stacks are equal when every
-    field but `text` is.
-    """
-
-    _fields = _STACK_FIELDS
-    _unshown = frozenset({"text"})
-
-    system: System
-    hardware: Hardware
-    packages: dict[str, PackageSpec]
-    options: dict[str, dict[str, Any]]
-    model: Model
-    env: dict[str, str]
-    ignore: tuple[str, ...]
-    strict: bool
-    require_known: bool
-    name: str | None
-    description: str | None
-    path: str | None
-    # the text the stack was read from: reports locate each finding on its line (compat.engine.findings.locate)
-    text: str | None
-    untracked: tuple[str, ...]
-    unknown_options: tuple[tuple[str, str], ...]
-    catalog_model: ModelEntry | None  # the model catalog's entry for [model] name / repo
-    # a stack merged from several inputs (sources/inputs.py): where each package was given, and the
-    # installed environment it was read from (compat check --env), whose own metadata is checked too
-    places: dict[str, Place]
-    environment: Environment | None
-    overlay: str | None  # [compat] overlay: the folder of the stack's own facts (knowledge/layers.py)
-    # the packages are a complete install that no installer adds to (a lock, an installed environment):
-    # an extra a requirement asks for is installed only where the pins show it
-    locked: bool
-    only_binary: bool  # [compat] only_binary (or --only-binary): a release that needs a build from source fails
-
-    def __init__(
-        self,
-        system: System,
-        hardware: Hardware | None = None,
-        packages: dict[str, PackageSpec] | None = None,
-        options: dict[str, dict[str, Any]] | None = None,
-        model: Model | None = None,
-        env: dict[str, str] | None = None,
-        ignore: tuple[str, ...] = (),
-        strict: bool = False,
-        require_known: bool = False,
-        name: str | None = None,
-        description: str | None = None,
-        path: str | None = None,
-        text: str | None = None,
-        untracked: tuple[str, ...] = (),
-        unknown_options: tuple[tuple[str, str], ...] = (),
-        catalog_model: ModelEntry | None = None,
-        places: dict[str, Place] | None = None,
-        environment: Environment | None = None,
-        overlay: str | None = None,
-        locked: bool = False,
-        only_binary: bool = False,
-    ) -> None:
-        self.system = system
-        self.hardware = Hardware() if hardware is None else hardware
-        self.packages = {} if packages is None else packages
-        self.options = {} if options is None else options
-        self.model = Model() if model is None else model
-        self.env = {} if env is None else env
-        self.ignore = ignore
-        self.strict = strict
-        self.require_known = require_known
-        self.name = name
-        self.description = description
-        self.path = path
-        self.text = text
-        self.untracked = untracked
-        self.unknown_options = unknown_options
-        self.catalog_model = catalog_model
-        self.places = {} if places is None else places
-        self.environment = environment
-        self.overlay = overlay
-        self.locked = locked
-        self.only_binary = only_binary
-
-
-class Place(Record):
-    """Where an input gives a value: a file (or an interpreter) and its line, when it has lines.
-
-    >>> str(Place("requirements.txt", 3)), str(Place("/usr/bin/python3"))
-    ('requirements.txt:3', '/usr/bin/python3')
-    """
-
-    file: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return self.file if self.line is None else f"{self.file}:{self.line}"
 
 
 class _Reader:
