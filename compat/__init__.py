@@ -32,8 +32,8 @@ _EXPORTS = {
     "OutdatedReport": "compat.engine.plan",
     "load_stack": "compat.sources.stack",
     "Stack": "compat.stack",
-    "load_inputs": "compat.sources.inputs",
-    "Inputs": "compat.sources.inputs",
+    "load_inputs": "compat.knowledge.inputs",
+    "Inputs": "compat.knowledge.inputs",
     "Database": "compat.knowledge.database",
     "Report": "compat.engine.findings",
     "Finding": "compat.engine.findings",
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from .engine.findings import Finding, Report
     from .errors import CompatError, DatabaseError, PackageIndexError, ResolutionTooComplex, StackError
     from .knowledge.database import Database
-    from .sources.inputs import Inputs, load_inputs
+    from .knowledge.inputs import Inputs, load_inputs
     from .sources.stack import load_stack, loads_stack
     from .stack import Stack
 

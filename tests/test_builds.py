@@ -556,7 +556,7 @@ def test_an_index_variant_outside_the_labels_is_bad_input(db, index):
 def test_the_labels_and_the_index_url_are_the_database_s(tmp_path):
     """Another prefix in cuda.toml is another label grammar and another URL:
     none of it is written in the code."""
-    from compat.sources.inputs import Inputs, load_inputs
+    from compat.knowledge.inputs import Inputs, load_inputs
 
     data = copy_database(tmp_path / "data")
     cuda = data / "cuda.toml"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from compat import check
 from compat.engine.builds import label_torch
-from compat.sources.inputs import Inputs, load_inputs
+from compat.knowledge.inputs import Inputs, load_inputs
 from packaging.version import Version
 
 WHEEL = ("https://github.com/Dao-AILab/flash-attention/releases/download/v{v}/"

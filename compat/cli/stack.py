@@ -96,7 +96,7 @@ def _check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: st
     alone = len(stacks) == 1 and not (requirements or pyproject or pylock or env or extras or groups)
     pending = None
     if not alone:
-        from ..sources.inputs import Inputs, start_environment
+        from ..knowledge.inputs import Inputs, start_environment
 
         inputs = Inputs(stacks, requirements, pyproject, pylock, extras, groups, env, python)
         pending = start_environment(inputs)  # the interpreter lists its distributions while compat loads
@@ -109,7 +109,7 @@ def _check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: st
         if alone:
             loaded = [load_stack(stacks[0], db)]
         else:
-            from ..sources.inputs import load_inputs
+            from ..knowledge.inputs import load_inputs
 
             loaded = load_inputs(inputs, db, pending)
         ignore = check_ignore(ignore)

@@ -14,7 +14,7 @@ Options that tell an installer where and how to fetch (``--hash``,
 nothing compat judges and are skipped, except the index URLs, which are
 kept: one of PyTorch's wheel indexes (``https://download.pytorch.org/whl/cu128``,
 as cuda.toml's ``[labels]`` name them) says which builds the file installs
-(``[system] index = "cu128"``; sources/inputs.py). A requirement that
+(``[system] index = "cu128"``; knowledge/inputs.py). A requirement that
 is a place rather than a version is read as pip would install it: a wheel or
 an sdist (a path, a URL or ``name @ URL``) is the version its file name
 gives; a local project folder (``.``, ``-e ./service``) stands for the

@@ -218,7 +218,7 @@ def loads_stack(text: str, database: Database | None = None) -> Stack:
 
 def stack_from_tables(data: Mapping[str, Any], database: Database, *, file: str, text: str | None = None,
                       path: str | None = None, places: Mapping[tuple[str, str], Place] | None = None) -> Stack:
-    """A stack from tables that several inputs were merged into (sources/inputs.py),
+    """A stack from tables that several inputs were merged into (knowledge/inputs.py),
     validated as a stack file is: an error about a value that another input
     gave names that input's file and line (`places`: (table, key) -> Place);
     any other names `file` and the line of `text`, the stack file's."""

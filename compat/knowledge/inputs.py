@@ -23,6 +23,11 @@ dozens of them). Of an installed environment, the distributions the
 database knows become packages of the stack; every distribution, known or
 not, is judged against its own metadata by the environment check
 (engine/installed.py).
+
+Each input is read by its reader in sources/, which knows no database; the
+merge is knowledge's, as it binds what the inputs give to what the
+database knows: the tracked packages' names, PyTorch's index URLs, the
+extras a pinned release's metadata names.
 """
 
 from __future__ import annotations
@@ -41,14 +46,14 @@ from .. import _toml
 from .._names import normalize
 from .._versions import admits_some
 from ..errors import StackError
+from ..sources.stack import MAX_PACKAGES, load_stack, stack_from_tables, tracked_name
 from ..stack import PackageSpec, Place, Stack
-from .stack import MAX_PACKAGES, load_stack, stack_from_tables, tracked_name
 
 if TYPE_CHECKING:
-    from ..knowledge.database import Database
-    from .environment import Environment, PendingEnvironment
-    from .pylock import LockFile
-    from .requirements import Entry
+    from ..sources.environment import Environment, PendingEnvironment
+    from ..sources.pylock import LockFile
+    from ..sources.requirements import Entry
+    from .database import Database
 
 __all__ = ["Inputs", "load_inputs", "start_environment"]
 
@@ -79,7 +84,7 @@ def start_environment(inputs: Inputs) -> PendingEnvironment | None:
     so that compat loads what it needs meanwhile (`load_inputs` waits)."""
     if not (inputs.env or inputs.python):
         return None
-    from .environment import PendingEnvironment  # (a subprocess: imported only when one runs)
+    from ..sources.environment import PendingEnvironment  # (a subprocess: imported only when one runs)
 
     return PendingEnvironment(inputs.python)
 
@@ -144,19 +149,19 @@ class _Merger:
         self.indexes: list[tuple[str, Place]] = []
         # each reader is imported only when its input is given
         if inputs.requirements:
-            from .requirements import read_requirements
+            from ..sources.requirements import read_requirements
 
             for path in inputs.requirements:
                 found = read_requirements(path)
                 self.entries += found.entries
                 self.indexes += found.indexes
         if inputs.pyproject:
-            from .pyproject import read_pyproject
+            from ..sources.pyproject import read_pyproject
 
             self.entries += read_pyproject(inputs.pyproject, extras=inputs.extras, groups=inputs.groups)
         self.lock: LockFile | None = None
         if inputs.pylock:
-            from .pylock import read_pylock
+            from ..sources.pylock import read_pylock
 
             self.lock = read_pylock(inputs.pylock)
 
@@ -167,7 +172,7 @@ class _Merger:
     # -- one stack ---------------------------------------------------------------
 
     def stack(self, path: str | None, data: Mapping[str, Any], text: str | None) -> Stack:
-        from .environment import current_interpreter
+        from ..sources.environment import current_interpreter
 
         shown = "<stdin>" if path in _STDIN else (path or self._first_input())
         tables = dict(data)
@@ -283,7 +288,7 @@ class _Merger:
         included; so the check judges the extras really installed, and one
         whose packages are missing is still reported.
         """
-        from .environment import extras_named
+        from ..sources.environment import extras_named
 
         pins = {n: g.pin for n, g in merged.items() if g.pin is not None}
         adds: dict[str, dict[str, list[Requirement]]] = {}  # package -> extra -> what that extra adds
@@ -380,7 +385,7 @@ def _applies(entry: Entry, environment: dict[str, str]) -> bool:
     marker = entry.requirement.marker
     if marker is None:
         return True
-    from .requirements import MARKER_ERRORS, marker_problem
+    from ..sources.requirements import MARKER_ERRORS, marker_problem
 
     try:
         return bool(marker.evaluate(environment))
