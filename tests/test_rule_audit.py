@@ -381,6 +381,14 @@ AUDIT = {
          "backend set": dict(packages={"vllm": "0.24.0"},
                              options={"vllm": {"kv-cache-dtype": "fp8", "attention-backend": "FLEX_ATTENTION"}}),
          "vllm 0.23.0": dict(packages={"vllm": "0.23.0"})}),
+    "vllm.fp8-kv.default-backend.0.11.0-ampere": (
+        "warning", spec({"vllm": "0.11.0"}, "RTX 3090", options={"vllm": {"kv-cache-dtype": "fp8"}}, cuda="12.8"),
+        {"L4": dict(packages={"vllm": "0.11.0"}, gpu="L4"),
+         "H100": dict(packages={"vllm": "0.11.0"}, gpu="H100"),
+         "16-bit cache": dict(packages={"vllm": "0.11.0"}, options={"vllm": {"kv-cache-dtype": "auto"}}),
+         "backend set": dict(packages={"vllm": "0.11.0"}, env={"VLLM_ATTENTION_BACKEND": "FLASHINFER"}),
+         "vllm 0.10.2": dict(packages={"vllm": "0.10.2"}),
+         "vllm 0.11.1": dict(packages={"vllm": "0.11.1"})}),
     "vllm.v1-engine.pre-ampere": (
         "error", spec({"vllm": "0.7.2"}, "V100", env={"VLLM_USE_V1": "1"}),
         {"A100": dict(packages={"vllm": "0.7.2"}, gpu="A100 80GB"),

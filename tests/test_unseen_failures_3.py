@@ -80,9 +80,6 @@ def test_vllm15336(db):
     assert "vllm.fp8-moe.pre-ada" in errors(report)
 
 
-@pytest.mark.xfail(strict=True, reason="kv-cache-dtype fp8 (fp8e4nv in Triton's reshape_and_cache) on an sm_86 RTX "
-                                       "3090 is not flagged: the fp8e4nv floor is tied to an FP8 checkpoint, not to "
-                                       "the KV-cache dtype")
 def test_vllm26431(db):
     """https://github.com/vllm-project/vllm/issues/26431 (2025-10-08) -- "KV Cache Quantization not working on v1
     (rtx3090) "type fp8e4nv not supported in this architecture"" (in reshape_and_cache_kernel_flash). Expected:
@@ -94,7 +91,9 @@ def test_vllm26431(db):
                     'hardware': {'gpu': 'RTX 3090', 'count': 2},
                     'packages': {'vllm': '0.11.0', 'torch': '2.8.0'},
                     'options': {'vllm': {'kv-cache-dtype': 'fp8', 'tensor-parallel-size': 2}}}, database=db)
-    assert set(flagged(report)) - {"unknown-release:transformers==5.25.0:kernels"}
+    # A miss when the set was measured; caught since (not blind) by vllm.fp8-kv.default-backend.0.11.0-ampere,
+    # read in the 0.11.0 wheel after it (a warning: the MLA backends are not read)
+    assert "fp8e4nv" in flagged(report)["vllm.fp8-kv.default-backend.0.11.0-ampere"]
 
 
 def test_es_at_scale41(db):
