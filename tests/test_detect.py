@@ -22,8 +22,8 @@ from packaging.version import Version
 from compat import load_stack
 from compat._toml import loads
 from compat.cli import cli
-from compat.sources.detect import (GpuReading, Machine, detect, detect_gpus, parse_nvidia_smi, parse_rocm_smi,
-                                   render, run)
+from compat.formats.detected import render
+from compat.sources.detect import GpuReading, Machine, detect, detect_gpus, parse_nvidia_smi, parse_rocm_smi, run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the fake tools are shell scripts")
 

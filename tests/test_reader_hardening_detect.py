@@ -17,7 +17,8 @@ import pytest
 
 from compat._toml import loads
 from compat.errors import LINE_LIMIT, CompatError
-from compat.sources.detect import Machine, parse_nvidia_smi, parse_rocm_smi, render
+from compat.formats.detected import render
+from compat.sources.detect import Machine, parse_nvidia_smi, parse_rocm_smi
 from compat.sources.pylock import read_pylock
 from compat.sources.stack import load_stack
 

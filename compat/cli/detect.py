@@ -25,7 +25,7 @@ def detect(output: str | None, python: str | None, timeout: float, db_path: str 
     out, with a note (on standard error and as a comment in the file)."""
     from ..knowledge.database import Database
     from ..sources.detect import detect as run_detect
-    from ..sources.detect import notes_of, render
+    from ..formats.detected import notes_of, render
     from ..sources.stack import load_stack
 
     try:

@@ -1,4 +1,5 @@
-"""The machine compat runs on, as a stack: `compat detect`.
+"""The machine compat runs on, read for `compat detect` (formats/detected.py
+writes it as a stack).
 
 Everything is asked of programs, never guessed: the Python interpreter
 (its version, platform, glibc and installed distributions, read inside it),
@@ -7,11 +8,6 @@ a process of its own, for the CUDA or ROCm version its build targets. Each
 program runs with a time limit; one that is missing, fails, hangs or prints
 what cannot be read leaves a note, never a crash, and the stack says only
 what was found.
-
-Several GPUs of different models: a stack names one GPU (docs/stack-toml.md,
-``[hardware]``), so it names the one of the lowest compute capability, on
-which every feature the stack turns on must run, and ``count`` is every GPU
-of the machine; a comment lists them all.
 """
 
 from __future__ import annotations
@@ -22,24 +18,20 @@ import re
 import shutil
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .._names import normalize
 from ..errors import CompatError
 from .._strict import MAX_DIGITS, has_long_number
 from ..stack import parse_compute_capability
 
-if TYPE_CHECKING:
-    from ..stack import Gpu
-    from ..knowledge.database import Database
-
-__all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "render", "DEFAULT_TIMEOUT"]
+__all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "clean",
+           "leading_version", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 60.0  # seconds for each program (importing torch can take a while on a cold disk)
 MAX_OUTPUT = 1024 * 1024  # bytes of a program's output that are read: one that prints more is stopped
@@ -107,7 +99,7 @@ class Machine:
     notes: list[str] = field(default_factory=list)
 
 
-def _clean(text: str, limit: int = 200) -> str:
+def clean(text: str, limit: int = 200) -> str:
     """A program's text as one printable line (for a note or a TOML comment)."""
     line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -134,7 +126,7 @@ def run(argv: Sequence[str], timeout: float) -> Tool:
         return Tool(None, f"{name} printed more than {MAX_OUTPUT // 1024} KiB (stopped)")
     stdout = out.decode("utf-8", "replace")
     if process.returncode != 0:
-        said = _clean(stdout.strip().splitlines()[0] if stdout.strip() else err.decode("utf-8", "replace"))
+        said = clean(stdout.strip().splitlines()[0] if stdout.strip() else err.decode("utf-8", "replace"))
         return Tool(stdout, f"{name} failed (exit {process.returncode})" + (f": {said}" if said else ""))
     return Tool(stdout)
 
@@ -155,23 +147,23 @@ def parse_nvidia_smi(text: str, with_compute_capability: bool = True) -> list[Gp
         parts = [p.strip() for p in line.rsplit(",", fields - 1)]
         if len(parts) != fields or not parts[0] or not parts[0].isprintable():
             raise ValueError(f"line {number} is not 'name, {'compute capability, ' * with_compute_capability}driver': "
-                             f"{_clean(line, 80)!r}")
+                             f"{clean(line, 80)!r}")
         name, driver = parts[0], parts[-1]
         if not any(c.isalnum() for c in name):  # `,,,,`: empty fields are no GPU, and not an NVIDIA one
-            raise ValueError(f"line {number} names no GPU: {_clean(line, 80)!r}")
+            raise ValueError(f"line {number} names no GPU: {clean(line, 80)!r}")
         for part in parts:
             if _too_long(part):
-                raise ValueError(f"line {number}: {_too_long(part)}: {_clean(part, 40)!r}")
+                raise ValueError(f"line {number}: {_too_long(part)}: {clean(part, 40)!r}")
         capability = None
         if with_compute_capability and parts[1].lower() not in _NOT_AVAILABLE:
             try:
                 capability = parse_compute_capability(parts[1])
             except ValueError:
-                raise ValueError(f"line {number}: {_clean(parts[1], 40)!r} is not a compute capability") from None
+                raise ValueError(f"line {number}: {clean(parts[1], 40)!r} is not a compute capability") from None
         if driver.lower() in _NOT_AVAILABLE:
             driver = None
         elif not _DOTTED.fullmatch(driver):
-            raise ValueError(f"line {number}: {_clean(driver, 40)!r} is not a driver version")
+            raise ValueError(f"line {number}: {clean(driver, 40)!r} is not a driver version")
         gpus.append(GpuReading("nvidia", name, capability, driver))
     return gpus
 
@@ -189,7 +181,7 @@ def parse_rocm_smi(text: str) -> list[GpuReading]:
     start = text.find("{")
     if start < 0:
         first = text.strip().splitlines()[0] if text.strip() else "nothing"
-        raise ValueError(f"no GPU list in its output (it printed {_clean(first, 120)!r})")
+        raise ValueError(f"no GPU list in its output (it printed {clean(first, 120)!r})")
     if _depth_exceeds(text, start, MAX_DEPTH):
         raise ValueError(f"its JSON nests more than {MAX_DEPTH} deep (rocm-smi's nests two)")
     try:
@@ -210,7 +202,7 @@ def parse_rocm_smi(text: str) -> list[GpuReading]:
         gfx = fields.get("gfx version")
         for value in (name, gfx if isinstance(gfx, str) else ""):
             if _too_long(value):
-                raise ValueError(f"{card}: {_too_long(value)}: {_clean(value, 40)!r}")
+                raise ValueError(f"{card}: {_too_long(value)}: {clean(value, 40)!r}")
         gpus.append(GpuReading("amd", name.strip(), gfx_target=gfx if isinstance(gfx, str) and gfx else None))
     return gpus
 
@@ -308,21 +300,21 @@ def _environment(python: str | None, machine: Machine, timeout: float) -> None:
     from .environment import read_environment
 
     environment = read_environment(python, timeout)
-    release = (_version(environment.python, 3) or "").split(".")
+    release = (leading_version(environment.python, 3) or "").split(".")
     if len(release) < 2 or release[0] != "3":
-        raise DetectError(f"the interpreter says it is Python {_clean(environment.python, 40)}: not a CPython 3 "
+        raise DetectError(f"the interpreter says it is Python {clean(environment.python, 40)}: not a CPython 3 "
                           "version a stack can give", file=environment.interpreter)
     machine.python = ".".join((*release, "0")[:3])
     if environment.python != machine.python:  # 3.14.0rc1, a development build
-        machine.notes.append(f"Python {_clean(environment.python, 40)} is written as {machine.python}")
+        machine.notes.append(f"Python {clean(environment.python, 40)} is written as {machine.python}")
     implementation = environment.markers.get("implementation_name")
     if implementation != "cpython":
-        machine.notes.append(f"the interpreter is {_clean(str(implementation), 40)}, not CPython: "
+        machine.notes.append(f"the interpreter is {clean(str(implementation), 40)}, not CPython: "
                              "a stack describes CPython, whose wheels may differ")
     machine.platform = environment.platform
     if machine.platform is None:
-        raise DetectError(f"this machine ({_clean(environment.markers.get('sys_platform', '?'), 40)} "
-                          f"{_clean(environment.markers.get('platform_machine', '?'), 40)}) is not a platform a "
+        raise DetectError(f"this machine ({clean(environment.markers.get('sys_platform', '?'), 40)} "
+                          f"{clean(environment.markers.get('platform_machine', '?'), 40)}) is not a platform a "
                           "stack can describe (linux-x86_64, linux-aarch64, macos-arm64, macos-x86_64, "
                           "windows-x86_64)", file=environment.interpreter)
     if environment.glibc and re.fullmatch(r"2\.[0-9]+", environment.glibc):
@@ -358,7 +350,7 @@ def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Machi
         data, problem = _probe(interpreter, _PROBE_TORCH, timeout)
         if data is None or "error" in data:
             why = problem if data is None else data["error"]
-            machine.notes.append(f"torch is installed but could not be imported ({_clean(str(why), 200)}): "
+            machine.notes.append(f"torch is installed but could not be imported ({clean(str(why), 200)}): "
                                  "the CUDA version its build targets is unknown")
         else:
             machine.torch = data
@@ -367,140 +359,9 @@ def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Machi
     return machine
 
 
-# -- the stack ------------------------------------------------------------------
-
-
-def _string(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value)
-
-
-def _tracked(db: Database) -> set[str]:
-    """The packages a detected stack lists: the database's curated components
-    and the packages `compat db sync` tracks (not every dependency it holds)."""
-    curated = db.curated()
-    graph = db.graph()
-    if graph:
-        return curated | set(graph.get("tracked", ()))
-    return curated | {n for n in db.names() if (c := db.component(n)) is not None and c.tracked}
-
-
-def _version(text: str | None, parts: int = 2) -> str | None:
+def leading_version(text: str | None, parts: int = 2) -> str | None:
     """``"13.0"`` of torch's ``"13.0"``, ``"6.4"`` of ``"6.4.43482-0f2d60242"``."""
     match = re.match(r"([0-9]+(?:\.[0-9]+)*)", text or "")
     if not match:
         return None
     return ".".join(match.group(1).split(".")[:parts])
-
-
-def _choose(gpus: list[GpuReading]) -> GpuReading:
-    """The GPU a stack names: the one of the lowest compute capability (the
-    first listed when none is known, or all are alike)."""
-    known = [g for g in gpus if g.compute_capability is not None]
-    return min(known, key=lambda g: g.compute_capability) if known else gpus[0]  # type: ignore[arg-type,return-value]
-
-
-def _hardware(machine: Machine, db: Database, notes: list[str]) -> tuple[list[str], str | None]:
-    """The [hardware] lines, and the accelerator the GPUs are (cuda, rocm or None)."""
-    if not machine.gpus:
-        return [], None
-    tool = machine.gpu_tool or "nvidia-smi"
-    chosen = _choose(machine.gpus)
-    accelerator = "cuda" if chosen.vendor == "nvidia" else "rocm"
-    lines = []
-    counts = Counter(g.name for g in machine.gpus)
-    if len(counts) > 1:
-        listed = ", ".join(f"{n} x {_clean(name, 80)}" for name, n in sorted(counts.items()))
-        notes.append(f"{tool} lists different GPUs ({listed}): the stack names {_clean(chosen.name, 80)}, the one of "
-                     "the lowest compute capability, which every feature must run on, and counts them all; "
-                     "edit it if the deployment uses only some of them")
-    match = db.catalog.match(chosen.name)
-    gpu: Gpu | None = match.gpu
-    said = f"{tool}: {_clean(chosen.name, 80)}"
-    if chosen.compute_capability is not None:
-        said += f", compute capability {chosen.compute_capability}"
-    if gpu is not None and chosen.compute_capability is not None and gpu.compute_capability != chosen.compute_capability:
-        notes.append(f"{tool} names {_clean(chosen.name, 80)} with compute capability {chosen.compute_capability}, "
-                     f"but the catalog's {gpu.name} has {gpu.compute_capability}: the compute capability is written, "
-                     "not the name")
-        gpu = None
-    if gpu is not None:
-        lines.append(f"gpu = {_string(gpu.name)}  # {said}")
-    else:
-        if match.ambiguous:
-            candidates = ", ".join(g.name for g in match.candidates[:6])
-            notes.append(f"the GPU catalog cannot tell which GPU {_clean(chosen.name, 80)} is ({candidates})")
-        elif not match.candidates:
-            notes.append(f"the GPU catalog does not know {_clean(chosen.name, 80)}")
-        if chosen.compute_capability is not None:
-            lines.append(f"compute_capability = {_string(str(chosen.compute_capability))}  # {said}")
-        else:
-            lines.append(f"accelerator = {_string(accelerator)}  # {said}")
-    lines.append(f"count = {len(machine.gpus)}")
-    return lines, accelerator
-
-
-def _system(machine: Machine, accelerator: str | None, notes: list[str]) -> list[str]:
-    lines = [f"python = {_string(machine.python or '')}", f"platform = {_string(machine.platform or '')}"]
-    if machine.glibc:
-        lines.append(f"glibc = {_string(machine.glibc)}")
-    torch = machine.torch or {}
-    build = f"torch {torch.get('version')}"
-    cuda, rocm = _version(torch.get("cuda")), _version(torch.get("hip"))
-    if cuda and accelerator == "rocm":
-        notes.append(f"{build} is built for CUDA {cuda}, but the GPUs are AMD's: [system] cuda is left out")
-    elif cuda:
-        lines.append(f"cuda = {_string(cuda)}  # the CUDA {build} was built with")
-    if rocm and accelerator == "cuda":
-        notes.append(f"{build} is built for ROCm {rocm}, but the GPUs are NVIDIA's: [system] rocm is left out")
-    elif rocm:
-        lines.append(f"rocm = {_string(rocm)}  # the ROCm {build} was built with")
-    if machine.torch is not None and not cuda and not rocm:
-        notes.append(f"{build} is a CPU build: no CUDA or ROCm version to write")
-    drivers = sorted({g.driver for g in machine.gpus if g.driver}, key=Version)
-    if drivers and accelerator == "cuda":
-        lines.append(f"driver = {_string(drivers[0])}  # nvidia-smi")
-        if len(drivers) > 1:
-            notes.append(f"nvidia-smi lists several drivers ({', '.join(drivers)}): the oldest is written")
-    elif accelerator == "cuda":
-        notes.append("nvidia-smi did not give the driver version: [system] driver is left out")
-    return lines
-
-
-def _packages(machine: Machine, db: Database, notes: list[str]) -> list[str]:
-    tracked = _tracked(db)
-    lines = []
-    for name in sorted(n for n in machine.distributions if n in tracked):
-        version = machine.distributions[name]
-        try:
-            Version(version)
-        except InvalidVersion:
-            notes.append(f"{name} {_clean(version, 40)} is installed, but that is not a PEP 440 version: left out")
-            continue
-        lines.append(f"{name} = {_string(version)}")
-    if not lines:
-        notes.append("none of the packages the database tracks is installed in this environment")
-    return lines
-
-
-def render(machine: Machine, db: Database) -> str:
-    """The stack.toml of `machine`: every fact with where it came from, and
-    the notes (what could not be found, and why) as comments at the top."""
-    notes = list(machine.notes)
-    hardware, accelerator = _hardware(machine, db, notes)
-    system = _system(machine, accelerator, notes)
-    packages = _packages(machine, db, notes)
-    head = ["# This machine's stack, as `compat detect` found it. Check it with `compat check FILE`."]
-    if notes:
-        head.append("#")
-        head += [f"# note: {_clean(note, 400)}" for note in notes]
-    body = ["", "[stack]", f"description = {_string('detected by compat detect')}", "", "[system]", *system]
-    if hardware:
-        body += ["", "[hardware]", *hardware]
-    body += ["", "[packages]", *packages]
-    return "\n".join(head + body) + "\n"
-
-
-def notes_of(text: str) -> list[str]:
-    """The notes a rendered stack carries (what `compat detect` also prints on standard error)."""
-    return [line[len("# note: "):] for line in text.splitlines() if line.startswith("# note: ")]
