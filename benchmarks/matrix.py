@@ -90,7 +90,7 @@ def main() -> None:
 
     import compat
     from compat.knowledge.database import Database
-    from compat.sources.axes import load_axes
+    from compat.knowledge.axes import load_axes
 
     db = Database.shared()
     axes = load_axes(args.axes, db)

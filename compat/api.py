@@ -110,7 +110,8 @@ def matrix(
     ('3.12', 1, 'requires-python:vllm==0.32.0')
     """
     from .engine.matrix import build_matrix
-    from .sources.axes import Axes, load_axes
+    from .knowledge.axes import cell, load_axes
+    from .sources.axes import Axes
 
     if not isinstance(axes, (str, os.PathLike, Mapping, Axes)):
         raise TypeError(f"compat.matrix: axes must be a path (str or os.PathLike), a mapping or Axes, "
@@ -141,7 +142,7 @@ def matrix(
         if deadline is not None and time.monotonic() - started > deadline:
             raise CompatError(f"the matrix did not finish within {deadline:g} s (--deadline): narrow the axes "
                               "(fewer values, or ranges of fewer releases), or allow it more time")
-        return check_stack(loaded.load(choice, db), db, max_rounds=max_rounds, suggest_fixes=False)
+        return check_stack(cell(loaded, choice, db), db, max_rounds=max_rounds, suggest_fixes=False)
 
     return build_matrix(loaded, check_cell, strength=strength, seed=seed, progress=progress)
 

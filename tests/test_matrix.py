@@ -17,7 +17,8 @@ from compat.engine.check import check_stack
 from compat.engine.covering import cover, tuples_of
 from compat.engine.findings import Finding, Report
 from compat.engine.matrix import build_matrix
-from compat.sources.axes import Axes, Axis, load_axes
+from compat.knowledge.axes import load_axes
+from compat.sources.axes import Axes, Axis
 from compat.sources.stack import Stack, System, load_stack
 
 from .conftest import EXAMPLES

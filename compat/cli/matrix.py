@@ -40,7 +40,7 @@ def matrix(axes: str, fmt: str, output: str | None, explain_excluded: bool, pair
     from .. import api
     from ..formats import matrix as render
     from ..knowledge.database import Database
-    from ..sources.axes import load_axes
+    from ..knowledge.axes import load_axes
 
     if pairwise and strength not in (None, 2):
         _fail("--pairwise is --strength 2: give one of them")
