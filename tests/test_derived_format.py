@@ -264,3 +264,25 @@ def test_a_malformed_sass_entry_of_cuda_toml_is_one_line_naming_the_key(tmp_path
     with pytest.raises(DatabaseError) as caught:
         db.cuda
     assert caught.value.file.endswith("cuda.toml") and key in (caught.value.key or "")
+
+
+PER_RUNTIME = DERIVED.replace('cuda = "12.8"\n', 'cuda = "11.8"\ncudas = ["11.8", "12.8"]\n', 1)
+
+
+def test_a_build_with_a_library_per_cuda_runtime_fits_each_runtime_s_major(tmp_path):
+    db = _make(tmp_path, PER_RUNTIME)
+    for cuda, fits in (("12.8", True), ("11.8", True), ("13.0", False)):
+        report = check({**stack("A100 80GB"), "system": {**stack("A100 80GB")["system"], "cuda": cuda}}, database=db)
+        assert ("build-cuda:kern==2.0.0" not in {f.id for f in report.errors}) is fits, (cuda, report.errors)
+        if not fits:
+            assert "its libraries are for CUDA 11.8, 12.8 only" in report.errors[0].message
+
+
+@pytest.mark.parametrize("cudas, key", [('["11.8", "x"]', "cudas[1]"), ('["12.0", "12.8"]', "cuda")])
+def test_a_malformed_cudas_is_one_line_naming_the_key(tmp_path, cudas, key):
+    db = _make(tmp_path, PER_RUNTIME.replace('cudas = ["11.8", "12.8"]', f"cudas = {cudas}"))
+    with pytest.raises(DatabaseError) as caught:
+        check(stack("A100 80GB"), database=db)
+    assert caught.value.key.endswith(key) and "\n" not in str(caught.value)
+    problems = [str(p) for p in lint_database(db) if "derived" in str(p)]
+    assert len(problems) == 1 and key in problems[0]

@@ -371,10 +371,12 @@ def judge_build(build: Build, stack: Stack, db: Database) -> list[Problem]:
     if build.accelerator == "cpu" and accelerator in ("cuda", "rocm"):
         return [Problem("accelerator", "warning", ": it will not use the stack's GPU", ("gpu",), {})]
     if build.cuda is not None:
-        if system.cuda is not None and build.cuda.major != system.cuda.major:
+        majors = {c.major for c in build.cudas} or {build.cuda.major}  # a library per runtime: any of them
+        if system.cuda is not None and system.cuda.major not in majors:
+            loads = (f"its libraries are for CUDA {', '.join(str(c) for c in build.cudas)} only" if build.cudas
+                     else f"a CUDA {build.cuda.major} build loads libcudart.so.{build.cuda.major}")
             out.append(Problem(
-                "build-cuda", "error",
-                f"; the stack says CUDA {system.cuda} (a CUDA {build.cuda.major} build loads libcudart.so.{build.cuda.major})",
+                "build-cuda", "error", f"; the stack says CUDA {system.cuda} ({loads})",
                 ("cuda",), {"requirement": f"cuda=={build.cuda}", "found": str(system.cuda)},
             ))
         floor = db.driver_floor(build.cuda)

@@ -1265,7 +1265,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
     from ..stack import PLATFORMS
     from .model import arch_problem
 
-    table.only(["id", "releases", "index", "label", "accelerator", "cuda", "rocm", "platforms", "archs", "ptx",
+    table.only(["id", "releases", "index", "label", "accelerator", "cuda", "cudas", "rocm", "platforms", "archs", "ptx",
                 "exact", "needs_gpu", "source", "note", "archs_source", "archs_basis", "drops", "adds",
                 "requires_source", "requires_unknown", "also"])
     build_id = table.identifier(seen or set(), "build")
@@ -1280,6 +1280,14 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
         raise table.error(f"cuda is for CUDA builds, this is a {accelerator} build", "cuda")
     if accelerator != "rocm" and rocm is not None:
         raise table.error(f"rocm is for ROCm builds, this is a {accelerator} build", "rocm")
+    cudas = []
+    for index, text in enumerate(table.strings("cudas")):
+        try:
+            cudas.append(Version(text))
+        except InvalidVersion:
+            raise table.error(f"invalid version {text!r}", f"cudas[{index}]") from None
+    if cudas and (cuda is None or cuda != min(cudas)):
+        raise table.error("a build with a library per CUDA runtime gives cuda = the lowest of cudas", "cuda")
     platforms = table.strings("platforms")
     for index, platform in enumerate(platforms):
         if platform not in PLATFORMS:
@@ -1324,6 +1332,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
         also=tuple(table.strings("also")),
         label=label,
         cuda=cuda,
+        cudas=tuple(sorted(cudas)),
         rocm=rocm,
         platforms=platforms,
         archs=archs,

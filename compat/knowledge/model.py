@@ -482,6 +482,9 @@ class Build(Record):
     also: tuple[str, ...] = ()  # further sources that state the same (the build's other wheels, read alike)
     label: str | None = None  # the local version label of its wheels (+cu128)
     cuda: Version | None = None
+    # a build that carries a library per CUDA runtime, the one loaded following torch's (bitsandbytes): each
+    # runtime; `cuda` is then the lowest
+    cudas: tuple[Version, ...] = ()
     rocm: Version | None = None
     platforms: tuple[str, ...] = ()
     archs: tuple[str, ...] = ()
