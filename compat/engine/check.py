@@ -31,7 +31,7 @@ from ..errors import CompatError
 from .builds import Selected, WheelFit, judge_build, label_torch
 from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
-from .resolver import DEFAULT_MAX_ROUNDS, Gap, Need, Resolution, StackProvider, resolve
+from .resolver import DEFAULT_MAX_ROUNDS, Gap, Need, Resolution, StackProvider, resolve_install
 
 __all__ = ["check_stack"]
 
@@ -56,7 +56,7 @@ def check_stack(
     """
     if stack.overlay is not None:  # [compat] overlay: the stack's own facts over the database
         db = with_overlay(db, stack.overlay)
-    resolution = resolve(stack, db, max_rounds=max_rounds, closure=True)
+    resolution = resolve_install(stack, db, max_rounds=max_rounds)
     checker = _Checker(stack, db, resolution.provider, bool(require_known) or stack.require_known)
     versions = checker.assign(resolution)
     checker.stack_findings()

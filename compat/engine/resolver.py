@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -959,6 +961,48 @@ def resolve(
         ) from None
     versions = {key: c for key, c in _required(state).items() if not c.extras}
     return Resolution(True, versions, [], provider.gaps, provider, budget.rounds)
+
+
+# -- the same install resolved once per process --------------------------------------------------
+
+_RESOLVED = threading.local()  # per thread: a resolution and its provider are never shared between threads
+_RESOLVED_PER_DATABASE = 64  # the closures a thread keeps per database, the most recently used
+
+
+def resolution_key(stack: Stack) -> str:
+    """What a resolution of `stack` reads of it: its machine, its packages and
+    what conditions of rules test (options, model, environment variables),
+    the overlay, and whether it is a locked install or allows builds from
+    source; not its name, path, text, ignored findings or strictness, which
+    only the report reads. Two stacks with the same key resolve alike."""
+    return repr((
+        stack.system, stack.hardware, sorted(stack.packages.items()),
+        sorted((name, sorted(values.items())) for name, values in stack.options.items()),
+        stack.model, stack.catalog_model, sorted(stack.env.items()), stack.overlay, stack.locked,
+        stack.only_binary, stack.require_known, id(stack.environment) if stack.environment is not None else None,
+    ))
+
+
+def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Resolution:
+    """The whole install's resolution (`resolve` with `closure`), reused for a
+    stack of the same key (`resolution_key`) checked before in this thread
+    against the same database object: a deployment script that checks many
+    variants of one stack (its name, the findings it ignores, --strict), or
+    the search for fixes that checks one candidate stack again, resolves it
+    once. The reused resolution's provider keeps the memo of what it judged
+    (each release's requirements and fit), which depends on the key alone."""
+    caches = getattr(_RESOLVED, "caches", None)
+    if caches is None:
+        caches = _RESOLVED.caches = weakref.WeakKeyDictionary()
+    cache = caches.setdefault(db, {})
+    key = (resolution_key(stack), max_rounds)
+    found = cache.pop(key, None)
+    if found is None:
+        found = resolve(stack, db, max_rounds=max_rounds, closure=True)
+        if len(cache) >= _RESOLVED_PER_DATABASE:
+            del cache[next(iter(cache))]  # the least recently used
+    cache[key] = found  # (re)inserted last: the most recently used
+    return found
 
 
 def _widened(

@@ -1,0 +1,97 @@
+"""The whole install's resolution is reused in one process (engine/resolver.py,
+resolve_install): a stack checked again, or one that differs only in what the
+report alone reads, resolves once, and its report is the one a fresh process
+gives."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+import compat
+from compat.engine import resolver
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+STACKS = sorted(p.name for p in EXAMPLES.glob("*.toml") if not p.name.startswith("axes"))
+
+
+def in_new_thread(function):
+    """`function()` in a thread of its own: an empty cache (the cache is per thread)."""
+    out = {}
+    thread = threading.Thread(target=lambda: out.setdefault("value", function()))
+    thread.start()
+    thread.join()
+    return out["value"]
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_a_checked_stack_checked_again_gives_the_same_report(db, name):
+    path = EXAMPLES / name
+
+    def twice():
+        first = compat.check(path, database=db).to_dict()
+        return first, compat.check(path, database=db).to_dict()
+
+    first, again = in_new_thread(twice)
+    assert again == first  # suggestions and explanations included: failing examples search for fixes
+
+
+def count_resolutions(monkeypatch) -> list:
+    calls: list = []
+    original = resolver.resolve
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs.get("closure"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(resolver, "resolve", counted)
+    return calls
+
+
+BASE = {"system": {"python": "3.12", "platform": "linux-x86_64", "cuda": "13.0"}, "hardware": {"gpu": "H100"},
+        "packages": {"vllm": "0.32.0"}}
+
+
+def test_what_only_the_report_reads_does_not_resolve_again(db, monkeypatch):
+    calls = count_resolutions(monkeypatch)
+
+    def run():
+        compat.check(BASE, database=db, suggest=False)
+        compat.check({**BASE, "stack": {"name": "renamed"}, "compat": {"ignore": ["glibc:*"]}}, database=db,
+                     suggest=False, strict=True)
+        return len(calls)
+
+    assert in_new_thread(run) == 1
+
+
+@pytest.mark.parametrize("change", [
+    {"packages": {"vllm": "0.31.0"}},
+    {"system": {**BASE["system"], "python": "3.11"}},
+    {"hardware": {"gpu": "A100 80GB"}},
+    {"options": {"vllm": {"kv-cache-dtype": "fp8"}}},
+    {"env": {"VLLM_USE_V1": "0"}},
+    {"model": {"checkpoint_dtype": "fp8"}},
+])
+def test_what_a_resolution_reads_resolves_again(db, monkeypatch, change):
+    calls = count_resolutions(monkeypatch)
+
+    def run():
+        compat.check(BASE, database=db, suggest=False)
+        compat.check({**BASE, **change}, database=db, suggest=False)
+        return len(calls)
+
+    assert in_new_thread(run) == 2
+
+
+def test_another_database_object_resolves_again(db, monkeypatch):
+    calls = count_resolutions(monkeypatch)
+    other = compat.Database.load()
+
+    def run():
+        compat.check(BASE, database=db, suggest=False)
+        compat.check(BASE, database=other, suggest=False)
+        return len(calls)
+
+    assert in_new_thread(run) == 2
