@@ -45,7 +45,7 @@ def brute_force(axes: Any, cells: list[tuple[int, ...]], db: Any, *, suggestions
     """The cells among `cells` whose check passes, each checked on its own."""
     import compat
     from compat.engine.check import check_stack
-    from compat.sources.stack import load_stack
+    from compat.knowledge.binding import load_stack
 
     ok = set()
     for choice in cells:

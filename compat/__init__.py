@@ -27,10 +27,10 @@ _EXPORTS = {
     "Resolved": "compat.api",
     "why": "compat.api",
     "WhyReport": "compat.engine.why",
-    "loads_stack": "compat.sources.stack",
+    "loads_stack": "compat.knowledge.binding",
     "Plan": "compat.engine.plan",
     "OutdatedReport": "compat.engine.plan",
-    "load_stack": "compat.sources.stack",
+    "load_stack": "compat.knowledge.binding",
     "Stack": "compat.stack",
     "load_inputs": "compat.knowledge.inputs",
     "Inputs": "compat.knowledge.inputs",
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from .errors import CompatError, DatabaseError, PackageIndexError, ResolutionTooComplex, StackError
     from .knowledge.database import Database
     from .knowledge.inputs import Inputs, load_inputs
-    from .sources.stack import load_stack, loads_stack
+    from .knowledge.binding import load_stack, loads_stack
     from .stack import Stack
 
 

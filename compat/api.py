@@ -13,7 +13,8 @@ from .engine.resolver import DEFAULT_MAX_ROUNDS
 from .errors import CompatError
 from .knowledge.database import Database
 from .knowledge.layers import with_overlay
-from .sources.stack import check_ignore, load_stack
+from .knowledge.binding import load_stack
+from .sources.stack import check_ignore
 from .stack import Stack
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ import pytest
 
 from compat import Database
 from compat.engine.check import check_stack
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .stubs import _EXTRA, kept_lines
 from .test_differential import _requirements, run_uv

@@ -17,7 +17,7 @@ from compat.cli import cli
 from compat.engine.check import check_stack
 from compat.errors import StackError
 from compat.formats import github, markdown_report, sarif, text
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import EXAMPLES
 
@@ -198,7 +198,7 @@ def test_a_stack_given_as_a_mapping_has_no_lines():
 
 
 def test_a_package_from_a_requirements_file_points_at_its_line(broken):
-    from compat.sources.stack import Place
+    from compat.stack import Place
 
     merged = broken.replace(stack=broken.stack.replace(places={"vllm": Place("requirements.txt", 2)}))
     location = merged.location(merged.errors[0])

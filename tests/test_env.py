@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from compat.cli import cli
 from compat.engine.installed import installed_findings
 from compat.sources.environment import Distribution, Environment, current_interpreter
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import installed
 from .stubs import write_wheel

@@ -21,7 +21,7 @@ from compat import CompatError, load_stack
 from compat._toml import loads
 from compat.engine.findings import Report
 from compat.errors import StackError
-from compat.sources.stack import _parse, _Reader
+from compat.knowledge.binding import stack_from_tables
 
 from .conftest import EXAMPLES
 
@@ -92,7 +92,8 @@ def mutate(text: str, rng: random.Random) -> str:
 
 def read(text: str, db):
     """Parse and read a stack file's text, as load_stack does for a file."""
-    return _parse(loads(text, file="fuzz.toml", error=StackError), _Reader("fuzz.toml", text), db, "fuzz.toml")
+    return stack_from_tables(loads(text, file="fuzz.toml", error=StackError), db, file="fuzz.toml", text=text,
+                             path="fuzz.toml")
 
 
 def test_mutated_examples_never_crash(db, tmp_path):

@@ -18,7 +18,7 @@ from compat.errors import StackError
 from compat.knowledge import catalog as catalog_module
 from compat.knowledge.catalog import GpuCatalog
 from compat.knowledge.lint import lint_database
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import copy_database
 
@@ -385,7 +385,7 @@ def test_a_compute_capability_the_tables_do_not_state_is_marked_inferred_with_it
 
 
 def test_an_arm_hosted_gpu_names_its_host_and_cites_both_facts(catalog, db):
-    from compat.sources.stack import PLATFORMS
+    from compat.stack import PLATFORMS
 
     for name in ARM_HOSTED:
         gpu = catalog.find(name)

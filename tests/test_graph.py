@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from compat.cli import cli
 from compat.engine.check import check_stack
 from compat.formats.graph import build_graph, dot, mermaid
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import EXAMPLES
 

@@ -196,7 +196,7 @@ def test_a_suggestion_is_offered_only_where_its_check_knows_every_build_it_insta
 def test_an_upgrade_plan_that_compat_expects_to_fail_does_not_pass():
     from compat.engine.upgrade import parse_targets, upgrade
     from compat import Database
-    from compat.sources.stack import stack_from_tables
+    from compat.knowledge.binding import stack_from_tables
 
     db = Database.load()
     stack = stack_from_tables(base(packages={"vllm": "0.10.2"}, system={"cuda": "12.8"}, hardware={"gpu": "H100"}), db, file="stack.toml")

@@ -22,7 +22,7 @@ from compat.formats.text import render
 from compat.knowledge import paths
 from compat.knowledge.graph import write_graph
 from compat.knowledge.layers import OVERLAY_ENV, LayeredDatabase, current_date, overlay_chosen, user_data_dir
-from compat.sources.stack import load_stack, loads_stack
+from compat.knowledge.binding import load_stack, loads_stack
 
 from .conftest import ROOT
 from .index_server import LocalIndex

@@ -19,7 +19,8 @@ from compat.engine.findings import Finding, Report
 from compat.engine.matrix import build_matrix
 from compat.knowledge.axes import load_axes
 from compat.sources.axes import Axes, Axis
-from compat.sources.stack import Stack, System, load_stack
+from compat.knowledge.binding import load_stack
+from compat.stack import Stack, System
 
 from .conftest import EXAMPLES
 

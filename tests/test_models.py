@@ -16,7 +16,7 @@ from compat.errors import StackError
 from compat.knowledge.conditions import UNKNOWN, ConditionError, parse_condition
 from compat.knowledge.lint import lint_database
 from compat.knowledge.models import ModelCatalog, model_key
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import ROOT, base
 

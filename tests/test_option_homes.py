@@ -14,7 +14,7 @@ from compat.engine.facts import StackFacts
 from compat.errors import DatabaseError
 from compat.knowledge._schema import Table
 from compat.knowledge.database import _option_spec
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import stack_table
 

@@ -20,7 +20,7 @@ from compat import Database
 from compat.cli import cli
 from compat.formats.pinned import stack_toml
 from compat.knowledge.layers import OVERLAY_ENV
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import ROOT
 from .test_layers import ACME_SOURCES, overlay

@@ -20,7 +20,7 @@ from compat.errors import LINE_LIMIT, CompatError
 from compat.formats.detected import render
 from compat.sources.detect import Machine, parse_nvidia_smi, parse_rocm_smi
 from compat.sources.pylock import read_pylock
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import EXAMPLES
 from .test_exit_codes import boom, run

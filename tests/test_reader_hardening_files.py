@@ -19,7 +19,7 @@ import pytest
 from compat.engine.installed import installed_findings
 from compat.errors import CompatError
 from compat.sources.environment import read_environment
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = '[system]\npython = "3.12"\n[packages]\nvllm = "0.32.0"\n'

@@ -96,7 +96,7 @@ def test_a_stack_and_a_report_copy_compare_and_show_as_dataclasses_did():
     from packaging.version import Version
 
     from compat.engine.findings import Report
-    from compat.sources.stack import Hardware, Stack, System
+    from compat.stack import Hardware, Stack, System
 
     stack = Stack(System(python=Version("3.12")), text="[system]\n")
     assert stack.hardware == Hardware() and stack.packages == {} and stack.packages is not Stack(stack.system).packages

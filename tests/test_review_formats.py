@@ -13,7 +13,7 @@ from compat.engine.check import check_stack
 from compat.engine.findings import Finding
 from compat.formats import github, markdown_report, sarif
 from compat.knowledge.model import Source
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 STACK = """\
 [system]

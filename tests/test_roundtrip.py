@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from compat import Database, load_stack
 from compat.formats.pinned import stack_toml
-from compat.sources.stack import PLATFORMS
+from compat.stack import PLATFORMS
 
 if sys.version_info >= (3, 11):
     import tomllib

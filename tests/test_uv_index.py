@@ -100,7 +100,7 @@ from compat import Database, load_stack
 from compat.engine.check import check_stack
 from compat.engine.resolver import resolve
 from compat.errors import CompatError
-from compat.sources.stack import System
+from compat.stack import System
 
 from .conftest import installed
 from .snapshot_index import Dropped, ServedFile, SnapshotIndex

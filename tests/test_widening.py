@@ -18,7 +18,7 @@ import pytest
 from compat import check
 from compat.engine import check as check_module
 from compat.engine import resolver
-from compat.sources.stack import load_stack
+from compat.knowledge.binding import load_stack
 
 from .conftest import EXAMPLES, stack_table
 

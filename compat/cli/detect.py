@@ -26,7 +26,7 @@ def detect(output: str | None, python: str | None, timeout: float, db_path: str 
     from ..knowledge.database import Database
     from ..sources.detect import detect as run_detect
     from ..formats.detected import notes_of, render
-    from ..sources.stack import load_stack
+    from ..knowledge.binding import load_stack
 
     try:
         database = Database.load(db_path)

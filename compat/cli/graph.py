@@ -23,7 +23,8 @@ def graph(stack: str, fmt: str, output: str | None, ignore: tuple[str, ...], db_
     from ..engine.check import check_stack
     from ..formats.graph import render
     from ..knowledge.database import Database
-    from ..sources.stack import check_ignore, load_stack
+    from ..knowledge.binding import load_stack
+    from ..sources.stack import check_ignore
 
     try:
         database = Database.load(db_path)

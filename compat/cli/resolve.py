@@ -30,7 +30,7 @@ def resolve(stack: str, output: str | None, fmt: str, color: str, pre: bool, max
     from ..api import resolve as run_resolve
     from ..formats.pinned import requirements, stack_toml
     from ..knowledge.database import Database
-    from ..sources.stack import load_stack
+    from ..knowledge.binding import load_stack
 
     try:
         database = Database.load(db_path)
@@ -86,7 +86,7 @@ def why(name: str, stack: str | None, stack_path: str | None, show_all: bool, fm
                                   "driver, rocm, gpu; the versions a stack pins are its STACK's"))
     from ..engine.why import constraints_on, render
     from ..knowledge.database import Database
-    from ..sources.stack import load_stack
+    from ..knowledge.binding import load_stack
 
     try:
         database = Database.load(db_path)

@@ -102,7 +102,8 @@ def _check(stacks: tuple[str, ...], requirements: tuple[str, ...], pyproject: st
         pending = start_environment(inputs)  # the interpreter lists its distributions while compat loads
     from ..engine.check import check_stack
     from ..knowledge.database import Database
-    from ..sources.stack import check_ignore, load_stack
+    from ..knowledge.binding import load_stack
+    from ..sources.stack import check_ignore
 
     try:
         db = Database.load(db_path)

@@ -24,8 +24,9 @@ from packaging.version import InvalidVersion, Version
 from .._names import did_you_mean, normalize
 from ..errors import StackError
 from ..sources.axes import MAX_AXIS_VALUES, MAX_CELLS, SYSTEM_AXES, Axes, Axis, RawAxes, read_axes
-from ..sources.stack import MAX_VERSION, load_stack
+from ..sources.stack import MAX_VERSION
 from ..stack import Stack
+from .binding import load_stack
 
 if TYPE_CHECKING:
     from .database import Database

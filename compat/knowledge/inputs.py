@@ -46,8 +46,9 @@ from .. import _toml
 from .._names import normalize
 from .._versions import admits_some
 from ..errors import StackError
-from ..sources.stack import MAX_PACKAGES, load_stack, stack_from_tables, tracked_name
+from ..sources.stack import MAX_PACKAGES
 from ..stack import PackageSpec, Place, Stack
+from .binding import load_stack, stack_from_tables, tracked_name
 
 if TYPE_CHECKING:
     from ..sources.environment import Environment, PendingEnvironment

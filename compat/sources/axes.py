@@ -28,7 +28,7 @@ from .. import _toml
 from .._names import did_you_mean, is_name, normalize
 from .._record import Record
 from ..errors import StackError
-from .stack import MAX_KEY, MAX_VERSION, _kind, _overlay, _Reader
+from .stack import MAX_KEY, MAX_VERSION, _overlay, _Reader, kind
 
 __all__ = ["Axis", "Axes", "RawAxis", "RawAxes", "read_axes", "SYSTEM_AXES", "MAX_AXES", "MAX_AXIS_VALUES",
            "MAX_CELLS"]
@@ -271,7 +271,7 @@ class _AxesReader:
                 raise self.error(f"a value must be a string: TOML reads {item!r} as a number; quote it: "
                                  f"\"{item}\"", name)
             if not isinstance(item, str) or not item.strip() or len(item) > MAX_VERSION or not item.isprintable():
-                raise self.error(f"expected a string of at most {MAX_VERSION} characters, got {_kind(item)}", name)
+                raise self.error(f"expected a string of at most {MAX_VERSION} characters, got {kind(item)}", name)
         duplicates = sorted({v for v in value if value.count(v) > 1})
         if duplicates:
             raise self.error(f"lists {duplicates[0]!r} twice", name)

@@ -1,8 +1,13 @@
 """The stack file (stack.toml, version 1): one deployment, its machine and its software.
 
-`load_stack` reads a file or a mapping and returns a `Stack`; every problem
-is a `StackError` that names the file and the key (and the line, where the
-TOML parser or a scan of the text can tell).
+`read_stack` reads a file or a mapping into a `RawStack`: every value
+checked and converted (versions, specifiers, the compute capability, the
+flags' values), the names it gives (the GPU, the packages, the model, the
+flags, the PyTorch index) as written. Every problem is a `StackError` that
+names the file and the key (and the line, where the TOML parser or a scan
+of the text can tell); `RawStack.error` makes the same for a value found
+wrong later. knowledge/binding.py binds the names to the catalogs
+(`compat.load_stack` does both).
 """
 
 from __future__ import annotations
@@ -10,28 +15,26 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from .._record import Record
 from .. import _toml
 from .._text import dotted_numbers
-from .._names import did_you_mean, import_names, is_name, nearest, normalize
+from .._names import did_you_mean, is_name, nearest, normalize
 from .._versions import admits_some
 from ..errors import StackError
-from ..knowledge.conditions import option_key
-from ..stack import ACCELERATORS, PLATFORMS, Hardware, Model, ModelEntry, PackageSpec, Place, Stack, System, \
-    parse_compute_capability
+from ..stack import ACCELERATORS, PLATFORMS, Model, Place, System, parse_compute_capability
 
-if TYPE_CHECKING:
-    from ..knowledge.database import Database
-
-__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "Place", "load_stack", "loads_stack", "stack_from_tables",
-           "PLATFORMS", "ACCELERATORS"]
+__all__ = ["RawStack", "RawHardware", "RawPackage", "NotAVersion", "read_stack", "reads_stack", "read_tables",
+           "check_ignore", "is_cpython", "kind", "MACHINE_KEYS"]
 
 SCHEMA = 1
+# What [system] index takes (an error then says what it got).
+INDEX_EXPECTED = "expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", got "
 
 _TABLES = {
     "stack": ("name", "description", "schema"),
@@ -45,10 +48,9 @@ _TABLES = {
 }
 _PACKAGE_KEYS = ("version", "extras", "external")
 # The keys of the machine, by the name [packages] would read them as: one of them there is a misplaced key.
-_MACHINE_KEYS = {normalize(key): table for table in ("system", "hardware") for key in _TABLES[table] or ()}
+MACHINE_KEYS = {normalize(key): table for table in ("system", "hardware") for key in _TABLES[table] or ()}
 # Versions are ASCII digits and dots only (_text.dotted_numbers: a bare \d
 # also takes "３" and "٣", which no version parser reads).
-_VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
 _BARE_KEY = r"(?a)[A-Za-z0-9_-]+"
 # A TOML integer or decimal float as a line writes it (3.10, 1_000, 6e2).
 _NUMBER = r"(?a)(?<![\w.])[+-]?\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d[\d_]*)?(?![\w.])"
@@ -103,7 +105,7 @@ class _Reader:
     def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
         value = data.get(name, {})
         if not isinstance(value, Mapping):
-            raise self.error(f"expected a table [{name}], got {_kind(value)}", (), name)
+            raise self.error(f"expected a table [{name}], got {kind(value)}", (), name)
         return value
 
     def written(self, value: int | float, table: tuple[str, ...], key: str) -> str:
@@ -134,11 +136,11 @@ class _Reader:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             raise self.number_error(value, table, key)
         if not isinstance(value, str) or len(value) > MAX_VERSION or dotted_numbers(value.strip()) is None:
-            raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key)
+            raise self.error(f"expected a version string such as \"{example}\", got {kind(value)}", table, key)
         try:
             return Version(value.strip())
         except ValueError:
-            raise self.error(f"expected a version string such as \"{example}\", got {_kind(value)}", table, key) from None
+            raise self.error(f"expected a version string such as \"{example}\", got {kind(value)}", table, key) from None
 
 
 def _one_line(text: str, limit: int = 600) -> str:
@@ -157,7 +159,8 @@ def _show_key(key: Any) -> str:
     return shown if isinstance(key, str) else f"{shown} ({type(key).__name__})"
 
 
-def _kind(value: Any) -> str:
+def kind(value: Any) -> str:
+    """What `value` is, as an error says it got it (``the string 'x'``, ``an array``)."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int) and abs(value) >= MAX_INT:
@@ -171,58 +174,118 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def load_stack(source: str | os.PathLike[str] | Mapping[str, Any], database: Database | None = None) -> Stack:
-    """Read a stack from a stack.toml path or from an already-parsed mapping.
+class RawHardware(Record):
+    """[hardware] as read: the GPU's name as written, the rest checked."""
 
-    The database resolves GPU names and tells tracked packages from unknown
-    ones (a likely typo of a tracked name is an error). Without one, the
-    bundled database is used.
+    gpu: str | None = None  # the name as written (knowledge binds it to the GPU catalog)
+    compute_capability: Version | None = None
+    compute_capability_written: str | None = None  # as written ("sm_90"), which an error quotes
+    count: int = 1
+    accelerator: str | None = None  # one of ACCELERATORS; None: not given (binding infers it)
+
+
+class RawPackage(Record):
+    """One entry of [packages] as read: its key as written, its version checked."""
+
+    key: str  # as written (knowledge reads it as a tracked name: `Flash_Infer.Python` is flashinfer-python)
+    specifier: SpecifierSet
+    build: str | None
+    extras: frozenset[str]
+    external: bool
+    written: str  # the version or specifier string
+
+
+class RawStack(Record):
+    """A stack as read, before its names are bound to the catalogs.
+
+    Every value is checked and converted, except the names only the
+    database can tell: [hardware] gpu, the [packages] keys, the [options]
+    tables and flags, [model] name and repo, [system] index (``pypi`` or a
+    PyTorch index label), and the [compat] overlay the others are bound
+    with. `error` makes a `StackError` for a value found wrong later, with
+    its file, key and line (the input that gave it, for a merged stack).
     """
-    if database is None:
-        from ..knowledge.database import Database
 
-        database = Database.load()
+    system: System  # index as written
+    hardware: RawHardware
+    packages: tuple[RawPackage, ...]
+    options: dict[str, dict[str, Any]]  # [options.<key as written>]: flag as written -> value
+    model: Model
+    env: dict[str, str]
+    ignore: tuple[str, ...]
+    strict: bool
+    require_known: bool
+    only_binary: bool
+    name: str | None
+    description: str | None
+    path: str | None
+    text: str | None
+    overlay: str | None  # the folder, resolved
+    reader: _Reader
+
+    def error(self, message: str, table: tuple[str, ...], key: str | None = None) -> StackError:
+        """The error for the value at `key` of `table`, naming its file, key and line."""
+        return self.reader.error(message, table, key)
+
+
+class NotAVersion(StackError):
+    """[system] cuda or rocm given as a word where a version belongs.
+
+    Its message says the value is no version; `words` holds each of the
+    two keys given as a word, for knowledge to tell a PyTorch index label
+    (``cu128``, which belongs in [system] index) from any other word, and
+    `at` makes the error for one of them."""
+
+    def __init__(self, error: StackError, words: dict[str, str], reader: _Reader) -> None:
+        super().__init__(error.message, file=error.file, key=error.key, line=error.line)
+        self.words = words
+        self._reader = reader
+
+    def at(self, key: str, message: str) -> StackError:
+        """The error `message` for [system] `key`, naming its file, key and line."""
+        return self._reader.error(message, ("system",), key)
+
+
+def read_stack(source: str | os.PathLike[str] | Mapping[str, Any]) -> RawStack:
+    """Read a stack from a stack.toml path (``-`` for standard input) or
+    from an already-parsed mapping."""
     if isinstance(source, Mapping):
-        return _parse(source, _Reader("<stack>", None), database, None)
+        return _read(source, _Reader("<stack>", None), None)
     if not isinstance(source, (str, os.PathLike)):
         raise TypeError(f"a stack is a path (str or os.PathLike) or a mapping, not {type(source).__name__}")
     path = os.fspath(source)
     if not isinstance(path, str):
         raise TypeError(f"a stack path must be a str, not {type(path).__name__}")
     data, text = _toml.load(path, error=StackError)
-    return _parse(data, _Reader("<stdin>" if path in ("-", "/dev/stdin") else path, text), database, path)
+    return _read(data, _Reader("<stdin>" if path in ("-", "/dev/stdin") else path, text), path)
 
 
 STRING = "<string>"  # the file an error names for a stack given as text
 
 
-def loads_stack(text: str, database: Database | None = None) -> Stack:
-    """Read a stack from the text of a stack.toml, as `load_stack` reads a
+def reads_stack(text: str) -> RawStack:
+    """Read a stack from the text of a stack.toml, as `read_stack` reads a
     file: an error names ``<string>`` as its file, with the key and line.
 
-    >>> loads_stack('[system]\\npython = "3.12"\\n').system.python
+    >>> reads_stack('[system]\\npython = "3.12"\\n').system.python
     <Version('3.12')>
     """
     if not isinstance(text, str):
         raise TypeError(f"stack text must be a str, not {type(text).__name__}")
     if len(text) > _toml.MAX_BYTES:
         raise StackError(f"larger than {_toml.MAX_BYTES // (1024 * 1024)} MiB, the limit for a stack", file=STRING)
-    if database is None:
-        from ..knowledge.database import Database
-
-        database = Database.load()
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as a file is read: lines agree
     data = _toml.loads(text, file=STRING, error=StackError)
-    return _parse(data, _Reader(STRING, text), database, None)
+    return _read(data, _Reader(STRING, text), None)
 
 
-def stack_from_tables(data: Mapping[str, Any], database: Database, *, file: str, text: str | None = None,
-                      path: str | None = None, places: Mapping[tuple[str, str], Place] | None = None) -> Stack:
+def read_tables(data: Mapping[str, Any], *, file: str, text: str | None = None, path: str | None = None,
+                places: Mapping[tuple[str, str], Place] | None = None) -> RawStack:
     """A stack from tables that several inputs were merged into (knowledge/inputs.py),
-    validated as a stack file is: an error about a value that another input
+    read as a stack file is: an error about a value that another input
     gave names that input's file and line (`places`: (table, key) -> Place);
     any other names `file` and the line of `text`, the stack file's."""
-    return _parse(data, _Reader(file, text, places), database, path)
+    return _read(data, _Reader(file, text, places), path)
 
 
 _SCALARS = (str, bool, int, float, _dt.date, _dt.time)  # datetime is a date
@@ -303,7 +366,7 @@ def check_ignore(patterns: Any, read: _Reader | None = None, *, file: str | None
     return tuple(patterns)
 
 
-def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | None) -> Stack:
+def _read(data: Mapping[str, Any], read: _Reader, path: str | None) -> RawStack:
     _shape(data, read)
     for name in data:
         if name not in _TABLES:
@@ -322,23 +385,19 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         raise read.error(f"unsupported schema {schema!r}: this compat reads schema {SCHEMA}", ("stack",), "schema")
     for key in ("name", "description"):
         if key in head and not isinstance(head[key], str):
-            raise read.error(f"expected a string, got {_kind(head[key])}", ("stack",), key)
+            raise read.error(f"expected a string, got {kind(head[key])}", ("stack",), key)
     if "name" in head and not head["name"].isprintable():  # a label reports print: a newline would forge a line
         raise read.error("expected one line of printable text (no newline or control character)", ("stack",), "name")
 
     overlay = _overlay(read.table(data, "compat"), read, path)
-    if overlay is not None:  # its GPUs, models and packages are known to the rest of the stack
-        from ..knowledge.layers import with_overlay
-
-        db = with_overlay(db, overlay)
-    system = _system(read.table(data, "system"), read, "system" in data, db)
-    hardware = _hardware(read.table(data, "hardware"), read, db, system)
-    packages, untracked = _packages(read.table(data, "packages"), read, db)
-    options, unknown_options = _options(read.table(data, "options"), read, db, packages)
-    model, catalog_model = _model(read.table(data, "model"), read, db)
+    system = _system(read.table(data, "system"), read, "system" in data)
+    hardware = _hardware(read.table(data, "hardware"), read)
+    packages = _packages(read.table(data, "packages"), read)
+    options = _options(read.table(data, "options"), read)
+    model = _model(read.table(data, "model"), read)
     env = _env(read.table(data, "env"), read)
     ignore, strict, require_known, only_binary = _compat(read.table(data, "compat"), read)
-    return Stack(
+    return RawStack(
         system=system,
         hardware=hardware,
         packages=packages,
@@ -348,15 +407,13 @@ def _parse(data: Mapping[str, Any], read: _Reader, db: Database, path: str | Non
         ignore=ignore,
         strict=strict,
         require_known=require_known,
+        only_binary=only_binary,
         name=head.get("name"),
         description=head.get("description"),
         path=path,
         text=read.text,
-        untracked=untracked,
-        unknown_options=unknown_options,
-        catalog_model=catalog_model,
         overlay=overlay,
-        only_binary=only_binary,
+        reader=read,
     )
 
 
@@ -397,7 +454,7 @@ def _overlay(table: Mapping[str, Any], read: _Reader, path: str | None) -> str |
     if folder is None:
         return None
     if not isinstance(folder, str) or not folder.strip():
-        raise read.error(f"expected the path of a folder of your own facts, got {_kind(folder)}", ("compat",), "overlay")
+        raise read.error(f"expected the path of a folder of your own facts, got {kind(folder)}", ("compat",), "overlay")
     base = os.path.dirname(os.path.abspath(path)) if path and path not in ("-", "/dev/stdin") else os.getcwd()
     where = os.path.normpath(os.path.join(base, os.path.expanduser(folder)))
     if not os.path.isdir(where):
@@ -405,7 +462,7 @@ def _overlay(table: Mapping[str, Any], read: _Reader, path: str | None) -> str |
     return where
 
 
-def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database) -> System:
+def _system(table: Mapping[str, Any], read: _Reader, present: bool) -> System:
     where = ("system",)
     if not present:
         raise read.error("missing the [system] table (it needs at least python = \"3.12\")", (), "system")
@@ -416,7 +473,7 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
         raise read.error(f"expected a CPython 3 version such as \"3.12\" or \"3.12.7\", got {table['python']!r}", where, "python")
     platform = table.get("platform", "linux-x86_64")
     if not isinstance(platform, str):
-        raise read.error(f"expected a platform name (one of {', '.join(PLATFORMS)}), got {_kind(platform)}", where,
+        raise read.error(f"expected a platform name (one of {', '.join(PLATFORMS)}), got {kind(platform)}", where,
                          "platform")
     if platform not in PLATFORMS:
         raise read.error(
@@ -424,8 +481,7 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
             where,
             "platform",
         )
-    for key in ("cuda", "rocm"):
-        _not_a_label(table.get(key), key, read, db)
+    _words(table, read)
     cuda = read.version(table["cuda"], where, "cuda", "13.0") if "cuda" in table else None
     rocm = read.version(table["rocm"], where, "rocm", "7.0") if "rocm" in table else None
     driver = read.version(table["driver"], where, "driver", "580.95.05") if "driver" in table else None
@@ -438,132 +494,59 @@ def _system(table: Mapping[str, Any], read: _Reader, present: bool, db: Database
     if glibc is not None and (glibc.major != 2 or len(glibc.release) != 2):
         raise read.error(f"expected a GNU C library version such as \"2.35\", got {table['glibc']!r}", where, "glibc")
     index = table.get("index", "pypi")
-    # a PyTorch index is named by the label of its builds (cuda.toml's [labels])
-    said = db.cuda.label(index) if isinstance(index, str) and index != "pypi" else None
-    if not isinstance(index, str) or index != "pypi" and said is None:
-        raise read.error(
-            f"expected \"pypi\" or a PyTorch index variant such as \"cu128\", \"cu130\", \"rocm6.4\" or \"cpu\", "
-            f"got {_kind(index)}",
-            where,
-            "index",
-        )
-    if said is not None and (said[0] == "cuda" and rocm is not None or said[0] == "rocm" and cuda is not None):
-        raise read.error(f"index {index!r} contradicts the stack's {'ROCm' if rocm is not None else 'CUDA'}", where, "index")
+    if not isinstance(index, str):  # a PyTorch index label (cu128) is told by knowledge, which knows them
+        raise read.error(INDEX_EXPECTED + kind(index), where, "index")
     return System(python=python, platform=platform, cuda=cuda, rocm=rocm, driver=driver, driver_written=written,
                   glibc=glibc, index=index)
 
 
-def _not_a_label(value: Any, key: str, read: _Reader, db: Database) -> None:
-    """Refuse a PyTorch index label (``cu128``) where [system] `key` wants
-    a version, saying where each goes."""
-    said = db.cuda.label(value.strip()) if isinstance(value, str) and not dotted_numbers(value.strip()) else None
-    if said is None:
-        return
-    kind, version = said
-    label = value.strip()
-    if kind == "cpu":
-        advice = f"a stack without {'CUDA' if key == 'cuda' else 'ROCm'} leaves {key} out"
-    else:
-        advice = f"{kind} takes the version, {kind} = \"{version}\""
-    raise read.error(f"{label!r} is the label of a PyTorch index, not a version: {advice}; the label goes in "
-                     f"[system] index = \"{label}\" (the index the builds come from)", ("system",), key)
+def _words(table: Mapping[str, Any], read: _Reader) -> None:
+    """Refuse [system] cuda or rocm given as a word (a string that is no
+    dotted version) with a `NotAVersion`, whose words knowledge checks for
+    a PyTorch index label (``cu128``) before it raises it."""
+    words = {key: table[key].strip() for key in ("cuda", "rocm")
+             if isinstance(table.get(key), str) and not dotted_numbers(table[key].strip())}
+    if words:
+        try:  # the error the versions give: a word is none
+            for key, example in (("cuda", "13.0"), ("rocm", "7.0")):
+                if key in table:
+                    read.version(table[key], ("system",), key, example)
+        except StackError as error:
+            raise NotAVersion(error, words, read) from None
 
 
-def _hardware(table: Mapping[str, Any], read: _Reader, db: Database, system: System) -> Hardware:
+def _hardware(table: Mapping[str, Any], read: _Reader) -> RawHardware:
     where = ("hardware",)
-    gpu = None
+    name = None
     if "gpu" in table:
         name = table["gpu"]
         if not isinstance(name, str) or not name.strip():
-            raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
+            raise read.error(f"expected a GPU name such as \"H200\", got {kind(name)}", where, "gpu")
         if len(name) > 200 or not name.isprintable():
-            raise read.error(f"expected a GPU name such as \"H200\", got {_kind(name)}", where, "gpu")
-        gpu = db.gpu(name)
-        if gpu is None:
-            raise read.error(_gpu_not_found(name, db), where, "gpu")
-    compute_capability = None
+            raise read.error(f"expected a GPU name such as \"H200\", got {kind(name)}", where, "gpu")
+    compute_capability = written = None
     if "compute_capability" in table:
-        value = table["compute_capability"]
+        written = value = table["compute_capability"]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             raise read.number_error(value, where, "compute_capability", "a compute capability")
         if not isinstance(value, str) or len(value) > 32 or not value.isascii():
-            raise read.error(f"expected a string such as \"9.0\" or \"sm_90\", got {_kind(value)}", where, "compute_capability")
+            raise read.error(f"expected a string such as \"9.0\" or \"sm_90\", got {kind(value)}", where, "compute_capability")
         try:
             compute_capability = parse_compute_capability(value)
         except ValueError as exc:
             raise read.error(str(exc), where, "compute_capability") from None
-        if gpu is not None and gpu.compute_capability != compute_capability:
-            have = gpu.compute_capability or gpu.gfx_target
-            raise read.error(
-                f"{value!r} disagrees with the {gpu.name}, whose compute capability is {have}",
-                where,
-                "compute_capability",
-            )
-    elif gpu is not None:
-        compute_capability = gpu.compute_capability
     count = table.get("count", 1)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise read.error(f"expected a whole number of GPUs, 1 or more, got {count!r}", where, "count")
-    if "accelerator" in table:
-        accelerator = table["accelerator"]
-        if not isinstance(accelerator, str) or accelerator not in ACCELERATORS:
-            raise read.error(
-                f"unknown accelerator {_one_line(repr(accelerator), 80)}{did_you_mean(str(accelerator)[:64], ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
-                where,
-                "accelerator",
-            )
-        if gpu is not None and gpu.accelerator != accelerator:
-            raise read.error(f"the {gpu.name} is a {gpu.accelerator} device, not {accelerator}", where, "accelerator")
-        if compute_capability is not None and accelerator != "cuda":
-            raise read.error(f"compute_capability is for CUDA devices, but accelerator is {accelerator}", where, "accelerator")
-    elif gpu is not None:
-        accelerator = gpu.accelerator
-    elif compute_capability is not None or system.cuda is not None:
-        accelerator = "cuda"
-    elif system.rocm is not None:
-        accelerator = "rocm"
-    else:
-        accelerator = "cpu"
-    # A CUDA toolkit on an AMD card (or ROCm on an NVIDIA one) is no stack at all.
-    platform_stack = "cuda" if system.cuda is not None else ("rocm" if system.rocm is not None else None)
-    if platform_stack is not None and accelerator in ("cuda", "rocm", "mps") and accelerator != platform_stack:
-        device = f"the {gpu.name} is an {_VENDOR_NAMES[gpu.vendor]} GPU" if gpu is not None else f"the accelerator is {accelerator}"
+    accelerator = table.get("accelerator")
+    if "accelerator" in table and (not isinstance(accelerator, str) or accelerator not in ACCELERATORS):
         raise read.error(
-            f"{device}, but [system] {platform_stack} says the stack runs on {_VENDOR_NAMES[platform_stack]}",
+            f"unknown accelerator {_one_line(repr(accelerator), 80)}{did_you_mean(str(accelerator)[:64], ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
             where,
-            "gpu" if gpu is not None else "accelerator",
+            "accelerator",
         )
-    return Hardware(gpu=gpu, compute_capability=compute_capability, count=count, accelerator=accelerator)
-
-
-def _gpu_not_found(name: str, db: Database) -> str:
-    """Why `[hardware] gpu` names no GPU of the catalog, and what to write instead
-    (the whole catalog is read: this is the error path)."""
-    catalog = db.catalog
-    found = catalog.match(name)
-    if found.vendor_only:
-        return (f"{name!r} names a vendor or a product line, not a GPU: give the model, "
-                "as nvidia-smi --query-gpu=name or rocm-smi --showproductname prints it")
-    if found.ambiguous:
-        shown = [f"{g.name} ({g.sm or g.gfx_target})" for g in found.candidates[:8]]
-        more = f" and {len(found.candidates) - 8} more" if len(found.candidates) > 8 else ""
-        return f"{name!r} is ambiguous: it could be {', '.join(shown)}{more}; write the full name"
-    inferred = catalog.infer(name)
-    guess = catalog.suggest(name, inferred)
-    message = f"unknown GPU {name!r}" + (f" (did you mean {guess!r}?)" if guess else "")
-    if inferred is not None and inferred.compute_capability is not None:
-        cc = inferred.compute_capability
-        examples = ", ".join(g.name for g in inferred.members[:3]) + (", …" if len(inferred.members) > 3 else "")
-        return (f"{message}; for a GPU the catalog lacks, give [hardware] compute_capability: "
-                f"the catalog's {inferred.family} GPUs ({examples}) are all {inferred.architecture}, "
-                f"compute capability {cc}, so compute_capability = \"{cc}\" is likely "
-                "(inferred from the name; nvidia-smi --query-gpu=compute_cap tells)")
-    if inferred is not None:
-        return (f"{message}; for a GPU the catalog lacks, give [hardware] accelerator = "
-                f"\"{inferred.members[0].accelerator}\" (the catalog's {inferred.family} GPUs are all "
-                f"{inferred.gfx_target}; inferred from the name)")
-    return (f"{message}; for a GPU the catalog lacks, give [hardware] compute_capability as "
-            "nvidia-smi --query-gpu=compute_cap prints it (NVIDIA), or accelerator = \"rocm\" (AMD)")
+    return RawHardware(gpu=name, compute_capability=compute_capability, compute_capability_written=written,
+                       count=count, accelerator=accelerator)
 
 
 def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str | None]:
@@ -601,27 +584,8 @@ def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str |
     return specifier, None
 
 
-def tracked_name(key: str, known: Collection[str], squashed: Mapping[str, str]) -> str:
-    """`key` as [packages] reads it: PEP 503 normalized, and a name that differs
-    from a tracked one only by its separators is that one (`squashed`: the
-    tracked names without their "-").
-
-    >>> tracked_name("Flash_Infer.Python", {"flashinfer-python"}, {"flashinferpython": "flashinfer-python"})
-    'flashinfer-python'
-    """
-    name = normalize(key)
-    return name if name in known else squashed.get(name.replace("-", ""), name)
-
-
-def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[dict[str, PackageSpec], tuple[str, ...]]:
+def _packages(table: Mapping[str, Any], read: _Reader) -> tuple[RawPackage, ...]:
     where = ("packages",)
-    known = db.names()
-    # The contract reads `Flash_Infer.Python` as `flashinfer-python`: a name
-    # that differs from a tracked one only by separators means that one.
-    squashed = {n.replace("-", ""): n for n in known}
-    packages: dict[str, PackageSpec] = {}
-    untracked: list[str] = []
-    imported: dict[str, str] | None = None  # import name -> distribution: made for the first name not tracked
     if len(table) > MAX_PACKAGES:
         raise read.error(
             f"{len(table):,} packages: a stack is limited to {MAX_PACKAGES:,} (split the deployment, or mark "
@@ -629,13 +593,11 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
             (),
             "packages",
         )
+    packages = []
     for key, value in table.items():
         if not is_name(key):
             raise read.error("not a package name (PEP 508: letters, digits, '.', '_' and '-', starting and ending "
                              "with a letter or digit)", where, key)
-        name = tracked_name(key, known, squashed)
-        if name in packages:
-            raise read.error(f"names {name!r} a second time (names are compared as PEP 503 normalizes them)", where, key)
         extras: frozenset[str] = frozenset()
         external = False
         if isinstance(value, Mapping):
@@ -644,7 +606,7 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
                     raise read.error(f"unknown key {sub!r}{did_you_mean(sub, _PACKAGE_KEYS)}", where, key)
             external = value.get("external", False)
             if not isinstance(external, bool):
-                raise read.error(f"external must be true or false, got {_kind(external)}", where, key)
+                raise read.error(f"external must be true or false, got {kind(external)}", where, key)
             raw_extras = value.get("extras", [])
             if not isinstance(raw_extras, list) or not all(isinstance(e, str) and is_name(e) for e in raw_extras):
                 raise read.error("extras must be a list of extra names, such as [\"cu13\"]", where, key)
@@ -657,79 +619,38 @@ def _packages(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[di
         if isinstance(version, (int, float)) and not isinstance(version, bool):
             raise read.number_error(version, where, key, name="version" if isinstance(value, Mapping) else None)
         if not isinstance(version, str):
-            raise read.error(f"expected a version or specifier string, got {_kind(version)}", where, key)
+            raise read.error(f"expected a version or specifier string, got {kind(version)}", where, key)
         specifier, build = _specifier(version, read, key)
-        if name not in known and not external:
-            if name in _MACHINE_KEYS:  # cuda = "12.8" one table too low
-                home = _MACHINE_KEYS[name]
-                raise read.error(f"{key} is not a package but a key of [{home}]: write it under [{home}] "
-                                 f"(or {key} = {{ version = \"...\", external = true }} for a package of that name)",
-                                 where, key)
-            if imported is None:
-                imported = import_names(known)
-            # an import name (cpuinfo) may be a project of its own (multipart, dotenv): not a near name, but
-            # untracked, and the check's warning says which distribution it may mean
-            guess = nearest(name, known, cutoff=0.8) if name not in imported else None
-            if guess is not None:
-                raise read.error(
-                    f"unknown package {key!r}; did you mean {guess!r}? (write {key} = {{ version = \"...\", external = true }} if it is right)",
-                    where,
-                    key,
-                )
-            untracked.append(name)
-        packages[name] = PackageSpec(
-            name=name, specifier=specifier, extras=extras, external=external, written=version, build=build
-        )
-    return packages, tuple(untracked)
+        packages.append(RawPackage(key=key, specifier=specifier, build=build, extras=extras, external=external,
+                                   written=version))
+    return tuple(packages)
 
 
-def _options(
-    table: Mapping[str, Any], read: _Reader, db: Database, packages: dict[str, PackageSpec]
-) -> tuple[dict[str, dict[str, Any]], tuple[tuple[str, str], ...]]:
+def _options(table: Mapping[str, Any], read: _Reader) -> dict[str, dict[str, Any]]:
     options: dict[str, dict[str, Any]] = {}
-    unknown: list[tuple[str, str]] = []
     for key, values in table.items():
-        name = normalize(key)
         if not isinstance(values, Mapping):
             raise read.error(f"expected a table [options.{key}] of flag = value", ("options",), key)
-        if name not in packages:
-            guess = nearest(name, packages, cutoff=0.6)
-            hint = f"; did you mean {guess!r}?" if guess else ""
-            raise read.error(f"options for {key!r}, which [packages] does not list{hint}", ("options",), key)
-        component = db.component(name)
-        known = component.options if component is not None else {}
-        catalog = db.option_catalog(name) if component is not None else None
-        parsed: dict[str, Any] = {}
-        written: dict[str, str] = {}  # flag -> how the stack spelled it first
         for flag, value in values.items():
             if not isinstance(value, (str, int, float, bool)):
-                raise read.error(f"expected a string, number or boolean, got {_kind(value)}", ("options", key), flag)
-            option = option_key(flag)
-            if catalog is not None:
-                option = catalog.canonical(option) or option  # -tp is --tensor-parallel-size
-            if option in parsed:
-                raise read.error(f"--{option} is given twice, as {written[option]!r} and as {flag!r}", ("options", key), flag)
-            written[option] = flag
-            parsed[option] = value
-            if option not in known and (catalog is None or not catalog.knows(option)):
-                unknown.append((name, option))
-        options[name] = parsed
-    return options, tuple(unknown)
+                raise read.error(f"expected a string, number or boolean, got {kind(value)}", ("options", key), flag)
+        options[key] = dict(values)
+    return options
 
 
-def _model(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[Model, ModelEntry | None]:
+def _model(table: Mapping[str, Any], read: _Reader) -> Model:
     where = ("model",)
     for key in ("name", "repo", "family", "checkpoint_dtype"):
         if key in table and (not isinstance(table[key], str) or not table[key].strip()):
-            raise read.error(f"expected a non-empty string, got {_kind(table[key])}", where, key)
+            raise read.error(f"expected a non-empty string, got {kind(table[key])}", where, key)
     for key in ("moe", "hybrid", "multimodal"):
         if key in table and not isinstance(table[key], bool):
-            raise read.error(f"expected true or false, got {_kind(table[key])}", where, key)
+            raise read.error(f"expected true or false, got {kind(table[key])}", where, key)
     head_dim = table.get("head_dim")
     if head_dim is not None and (not isinstance(head_dim, int) or isinstance(head_dim, bool) or head_dim < 1):
         raise read.error(f"expected a positive whole number, got {head_dim!r}", where, "head_dim")
     family = table.get("family")
-    model = Model(
+    return Model(
         name=table["name"].strip() if "name" in table else None,
         family=family.strip().lower() if family else None,
         head_dim=head_dim,
@@ -739,21 +660,6 @@ def _model(table: Mapping[str, Any], read: _Reader, db: Database) -> tuple[Model
         hybrid=table.get("hybrid"),
         multimodal=table.get("multimodal"),
     )
-    # The catalog is read only for a stack that names its model.
-    entry = None
-    for key in ("name", "repo"):
-        written = getattr(model, key)
-        found = db.model(written) if written else None
-        if found is None:
-            continue
-        if entry is not None and found.name != entry.name:
-            raise read.error(f"{written!r} is {found.name} in the model catalog, but [model] name is {entry.name}", where, key)
-        entry = found
-    if entry is not None and model.family and entry.family and model.family != entry.family:
-        raise read.error(
-            f"{model.family!r} contradicts the model catalog: {entry.name} is of family {entry.family!r}", where, "family"
-        )
-    return model, entry
 
 
 def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
@@ -766,7 +672,7 @@ def _env(table: Mapping[str, Any], read: _Reader) -> dict[str, str]:
         if not isinstance(value, str):
             shown = str(value).lower() if isinstance(value, bool) else \
                 read.written(value, ("env",), key) if isinstance(value, (int, float)) else value
-            raise read.error(f"expected a string, got {_kind(value)}; quote it: {key} = \"{shown}\"", ("env",), key)
+            raise read.error(f"expected a string, got {kind(value)}; quote it: {key} = \"{shown}\"", ("env",), key)
         env[key] = value
     return env
 
@@ -780,6 +686,6 @@ def _compat(table: Mapping[str, Any], read: _Reader) -> tuple[tuple[str, ...], b
     for key in ("strict", "require_known", "only_binary"):
         value = table.get(key, False)
         if not isinstance(value, bool):
-            raise read.error(f"expected true or false, got {_kind(value)}", ("compat",), key)
+            raise read.error(f"expected true or false, got {kind(value)}", ("compat",), key)
         flags.append(value)
     return ignore, flags[0], flags[1], flags[2]
