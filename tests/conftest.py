@@ -82,6 +82,16 @@ def db() -> Database:
     return Database.load()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_resolutions():
+    """Each test starts with no reused resolution (engine/resolver.py, resolve_install): a test that patches
+    how compat resolves or judges sees its own answers, and no test's outcome depends on which ran before it
+    in the same process."""
+    from compat.engine.resolver import forget_resolutions
+
+    forget_resolutions()
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A test process holds loaded databases and their caches for its whole
     run: a full collection walks them all, again and again. Collections of

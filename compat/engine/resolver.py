@@ -983,6 +983,12 @@ def resolution_key(stack: Stack) -> str:
     ))
 
 
+def forget_resolutions() -> None:
+    """Drop this thread's reused resolutions (after changing how a resolution
+    is made, as a test that patches the resolver does)."""
+    _RESOLVED.__dict__.pop("caches", None)
+
+
 def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Resolution:
     """The whole install's resolution (`resolve` with `closure`), reused for a
     stack of the same key (`resolution_key`) checked before in this thread
