@@ -697,12 +697,16 @@ class Drawn(Sequence[Any]):
         return len(self._items)
 
     def __iter__(self) -> Iterator[Any]:
+        items = self._items
         index = 0
         while True:
-            self._fill(index)
-            if index >= len(self._items):
+            if self._source is None and self._error is None:  # drawn whole: the rest as it is
+                yield from items[index:]
                 return
-            yield self._items[index]
+            self._fill(index)
+            if index >= len(items):
+                return
+            yield items[index]
             index += 1
 
     def __bool__(self) -> bool:
@@ -732,12 +736,17 @@ def meets(component: Component, specifier: SpecifierSet, likely: Iterable[Versio
     version a lone ``==`` names and the newest release, before every release
     is listed: a check of a pinned stack then never lists the releases of
     the packages it pins, nor of those a range on the newest release admits."""
+    known = component.met.get(specifier)
+    if known is not None:
+        return known
     releases = component.releases
     newest = releases.last_written() if isinstance(releases, Releases) else None
     for version in (*likely, pinned_version(specifier), newest):
         if version is not None and version in releases and specifier.contains(version, prereleases=True):
+            component.met[specifier] = True
             return True
-    return any(specifier.contains(v, prereleases=True) for v in component.newest_first())
+    found = component.met[specifier] = any(specifier.contains(v, prereleases=True) for v in component.newest_first())
+    return found
 
 
 def pinned_version(specifier: SpecifierSet) -> Version | None:

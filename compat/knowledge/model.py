@@ -140,7 +140,7 @@ class Release:
     __slots__ = (
         "package", "version", "status", "curated", "relaxed", "extras", "commit", "source", "layer", "file",
         "_raw", "_date", "_requires_python", "_requires_dist", "_wheels", "_parsed", "_cache", "_tags",
-        "_metadata_known", "line", "_sdist", "_build_system",
+        "_metadata_known", "line", "_sdist", "_build_system", "_lines",
     )
 
     def __init__(
@@ -184,6 +184,7 @@ class Release:
         self._metadata_known = True
         self._sdist: str | bool | None = None
         self._build_system: dict[str, Any] | str | None = None
+        self._lines: tuple[tuple[int, str, frozenset[str] | None, str | None], ...] | None = None
         self.line = line  # the snapshot line it was read from (`file`'s), for errors
 
     def __repr__(self) -> str:
@@ -328,22 +329,32 @@ class Release:
         and the version as written. Parsed lines are kept for the next call.
         """
         out = []
-        for index, text in enumerate(self.requires_dist):
-            if "extra" in text:
-                named = _EXTRA.findall(text)
-                if named and (not extras or not any(canonicalize_name(e) in extras for e in named)):
-                    continue
-            head = _NAME.match(text)
-            name = canonicalize_name(head.group(0).strip()) if head is not None else ""
-            if name in self.relaxed:
+        for index, name, named, pinned in self._line_index():
+            if named is not None and (not extras or not (named & extras)):
                 continue
-            if wanted is not None and head is not None and not wanted(name):
-                pinned = _pin_text(text, head.end()) if pins is not None else None
-                if pinned is None or not pins(name, pinned):
+            if wanted is not None and name and not wanted(name):
+                if pinned is None or pins is None or not pins(name, pinned):
                     continue
             out.append(Dependency(self.requirement(index), "metadata"))
         out.extend(self.curated)
         return out
+
+    def _line_index(self) -> tuple[tuple[int, str, frozenset[str] | None, str | None], ...]:
+        """Each Requires-Dist line not relaxed, as `dependencies_for` sifts it, read once per release: its
+        index, its project's normalized name ("" where none is read), the extras its marker names (None: no
+        extra), and the version it pins alone (`_pin_text`)."""
+        if self._lines is None:
+            lines = []
+            for index, text in enumerate(self.requires_dist):
+                named = frozenset(canonicalize_name(e) for e in _EXTRA.findall(text)) if "extra" in text else None
+                head = _NAME.match(text)
+                name = canonicalize_name(head.group(0).strip()) if head is not None else ""
+                if name in self.relaxed:
+                    continue
+                pinned = _pin_text(text, head.end()) if head is not None else None
+                lines.append((index, name, named or None, pinned))
+            self._lines = tuple(lines)
+        return self._lines
 
 
 def _pin_text(text: str, start: int) -> str | None:
@@ -661,6 +672,7 @@ class Component:
         self._newest_first: list[Version] | None = None
         self._newest_final: tuple[Version | None] | None = None
         self._builds_for: dict[tuple[Version, str | None], tuple[Unread | None, int, list[Build]]] = {}
+        self.met: dict[SpecifierSet, bool] = {}  # knowledge.database.meets, per specifier
 
     def __repr__(self) -> str:
         return f"Component({self.name!r}, {self.kind!r})"
