@@ -67,16 +67,14 @@ from __future__ import annotations
 
 import argparse
 import ast
-import datetime as _dt
-import json
 import os
 import sys
 from dataclasses import dataclass, field
 
 import tomli_w
-from packaging.version import Version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _wheel_code import line_source, load_releases  # noqa: E402
 from derive_engine_caps import RemoteWheel, releases_text, runs, span_text  # noqa: E402
 
 TOOL = "tools/derive_sglang_fp8.py"
@@ -234,19 +232,7 @@ def read_facts(version: str, date: str | None, wheel: dict, cache: str | None) -
 
 
 def _source(facts: Facts, member: str, line: int, what: str) -> dict:
-    source = {
-        "id": f"sglang@{facts.version}:{member}#L{line}",
-        "project": "SGLang",
-        "title": f"sglang {facts.version} wheel, {member} line {line} ({what})",
-        "kind": "artifact",
-        "url": facts.wheel["url"],
-        "ref": facts.version,
-        "path": facts.wheel["file"],
-        "sha256": facts.wheel["sha256"],
-    }
-    if facts.date:
-        source["date"] = _dt.date.fromisoformat(facts.date)
-    return source
+    return line_source("sglang", "SGLang", facts.version, facts.date, facts.wheel, member, line, what)
 
 
 def _capability(value: int) -> str:
@@ -380,16 +366,6 @@ def pick_wheel(wheels: list[dict]) -> dict | None:
     return max(candidates, key=rank) if candidates else None
 
 
-def load_releases(metadata: str, since: str) -> list[tuple[str, str | None, dict | None]]:
-    with open(metadata, encoding="utf-8") as handle:
-        head = json.loads(handle.readline())
-        dates = {r["version"]: r.get("uploaded") for r in map(json.loads, handle) if "version" in r}
-    with open(metadata[: -len(".jsonl")] + ".wheels.jsonl", encoding="utf-8") as handle:
-        wheels = {r["version"]: r["wheels"] for r in map(json.loads, handle) if "version" in r}
-    return [(v, dates.get(v), pick_wheel(wheels.get(v, []))) for v in sorted(head["versions"], key=Version)
-            if Version(v) >= Version(since)]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--metadata", default="data/metadata/sglang.jsonl")
@@ -398,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache", "derive_sglang_fp8"))
     args = parser.parse_args(argv)
     releases = []
-    for version, date, wheel in load_releases(args.metadata, args.since):
+    for version, date, wheel in load_releases(args.metadata, args.since, pick_wheel):
         if wheel is None:
             print(f"{version}: no wheel in the snapshot", file=sys.stderr)
             continue
