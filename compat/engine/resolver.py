@@ -966,7 +966,7 @@ def resolve(
 # -- the same install resolved once per process --------------------------------------------------
 
 _RESOLVED = threading.local()  # per thread: a resolution and its provider are never shared between threads
-_RESOLVED_PER_DATABASE = 64  # the closures a thread keeps per database, the most recently used
+_RESOLVED_PER_DATABASE = 16  # the closures a thread keeps per database, the most recently used (each holds its provider's memo: a bound on memory in a long matrix or suggestion search)
 
 
 def resolution_key(stack: Stack) -> str:
