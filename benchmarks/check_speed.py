@@ -69,11 +69,10 @@ def main() -> None:
         samples["check"].append(run_once(check))
     med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in samples.items()}
     (aw, ac, am), (cw, cc, cm) = med["anchor"], med["check"]
-    import click
-    import packaging
+    from importlib.metadata import version
 
     print(f"runs: {args.runs} each, alternating; stack: {args.stack.name}; anchor: Python {sys.version.split()[0]}, "
-          f"click {click.__version__ if hasattr(click, '__version__') else '?'}, packaging {packaging.__version__}; "
+          f"click {version('click')}, packaging {version('packaging')}; "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'':34} {'wall ms':>9} {'CPU ms':>8} {'RSS MiB':>8}")
     print(f"{'anchor (import click, packaging)':34} {aw * 1000:>9.1f} {ac * 1000:>8.1f} {am:>8.1f}")
