@@ -203,7 +203,8 @@ def derive(read: list[tuple[Wheel, str, list[dict]]]) -> tuple[list[dict], list[
                                  f"{newest[0].file}: its native libraries, each an ELF library for "
                                  f"{' and '.join(platforms)}", newest[0])
         sources[source["id"]] = source
-        libraries = ", ".join(lib["name"].rsplit("/", 1)[-1] for lib in newest[2])
+        names = [lib["name"].rsplit("/", 1)[-1] for lib in newest[2]]
+        libraries = f"{len(names)} libraries, " + ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
         rules.append({
             "id": f"{PACKAGE}.derived.{run[-1]}.native-libraries.platforms",
             "kind": "requirement",
