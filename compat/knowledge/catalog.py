@@ -6,7 +6,9 @@ module only reads and looks it up.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from packaging.version import Version
@@ -157,10 +159,9 @@ class GpuCatalog:
         if is_vendor_only(name):
             return None
         key = lookup_key(name)
-        lines = text.split("\n")
         # A name whose key is `key` holds it as a substring once case and
         # punctuation are gone; newlines stay, so a hit tells its line.
-        squashed = text.lower().translate(_ALNUM_AND_NEWLINES)
+        lines, squashed = _scanned(text)
         at, seen, counted, number = squashed.find(key), set(), 0, 0
         while at >= 0:
             number += squashed.count("\n", counted, at)
@@ -289,14 +290,22 @@ _ALNUM_AND_NEWLINES = str.maketrans("", "", "".join(
 _GPU_HEADER = "[[gpu]]"
 
 
-def _block_start(lines: list[str], number: int) -> int:
+@functools.lru_cache(maxsize=4)
+def _scanned(text: str) -> tuple[tuple[str, ...], str]:
+    """A catalog file's lines, and its text squashed to letters, digits and
+    newlines: made once per text (`compat db lint` looks up every name and
+    alias of the catalog, which made them again for each)."""
+    return tuple(text.split("\n")), text.lower().translate(_ALNUM_AND_NEWLINES)
+
+
+def _block_start(lines: Sequence[str], number: int) -> int:
     """The line (0-based) of the [[gpu]] header above line `number`."""
     while number > 0 and lines[number].strip() != _GPU_HEADER:
         number -= 1
     return number
 
 
-def _parse_block_at(lines: list[str], start: int, path: str) -> Gpu:
+def _parse_block_at(lines: Sequence[str], start: int, path: str) -> Gpu:
     """Parse the [[gpu]] table whose header is line `start` (up to the next table header)."""
     end = start + 1
     while end < len(lines) and not lines[end].startswith("["):
