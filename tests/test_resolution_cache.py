@@ -95,3 +95,17 @@ def test_another_database_object_resolves_again(db, monkeypatch):
         return len(calls)
 
     assert in_new_thread(run) == 2
+
+
+def test_a_dropped_database_goes_with_its_reused_resolutions():
+    import gc
+    import weakref
+
+    def run():
+        other = compat.Database.load()
+        compat.check(BASE, database=other, suggest=False)
+        return weakref.ref(other)
+
+    gone = in_new_thread(run)
+    gc.collect()
+    assert gone() is None  # a resolution refers to its database: kept beside it, it would keep it alive

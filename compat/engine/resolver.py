@@ -14,7 +14,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -965,7 +964,7 @@ def resolve(
 
 # -- the same install resolved once per process --------------------------------------------------
 
-_RESOLVED = threading.local()  # per thread: a resolution and its provider are never shared between threads
+_GENERATION = threading.local()  # per thread: reused resolutions older than its `value` are forgotten
 _RESOLVED_PER_DATABASE = 16  # the closures a thread keeps per database, the most recently used (each holds its provider's memo: a bound on memory in a long matrix or suggestion search)
 
 
@@ -986,7 +985,7 @@ def resolution_key(stack: Stack) -> str:
 def forget_resolutions() -> None:
     """Drop this thread's reused resolutions (after changing how a resolution
     is made, as a test that patches the resolver does)."""
-    _RESOLVED.__dict__.pop("caches", None)
+    _GENERATION.value = getattr(_GENERATION, "value", 0) + 1
 
 
 def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX_ROUNDS) -> Resolution:
@@ -996,17 +995,22 @@ def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX
     variants of one stack (its name, the findings it ignores, --strict), or
     the search for fixes that checks one candidate stack again, resolves it
     once. The reused resolution's provider keeps the memo of what it judged
-    (each release's requirements and fit), which depends on the key alone."""
-    caches = getattr(_RESOLVED, "caches", None)
-    if caches is None:
-        caches = _RESOLVED.caches = weakref.WeakKeyDictionary()
-    cache = caches.setdefault(db, {})
-    key = (resolution_key(stack), max_rounds)
+    (each release's requirements and fit), which depends on the key alone.
+
+    The resolutions live on the database object (one store per thread): they
+    refer to it, so a store kept beside it, keyed by it, would keep every
+    database a process ever loaded alive; on it, they go with it.
+    """
+    store = db.__dict__.setdefault("_resolved_installs", threading.local())
+    cache: dict[tuple[str, int, int], Resolution] | None = getattr(store, "cache", None)
+    if cache is None:
+        cache = store.cache = {}
+    key = (resolution_key(stack), max_rounds, getattr(_GENERATION, "value", 0))
     found = cache.pop(key, None)
     if found is None:
         found = resolve(stack, db, max_rounds=max_rounds, closure=True)
         if len(cache) >= _RESOLVED_PER_DATABASE:
-            del cache[next(iter(cache))]  # the least recently used
+            del cache[next(iter(cache))]  # the least recently used (or one forgotten)
     cache[key] = found  # (re)inserted last: the most recently used
     return found
 
