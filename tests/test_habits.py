@@ -304,3 +304,17 @@ def test_the_help_lists_debug_and_says_what_strict_means():
 def test_debug_before_the_command_is_taken_by_the_group_too():
     result = invoke("--debug", "check", EXAMPLES / "h200-vllm.toml")
     assert result.exit_code == 0, result.output
+
+
+def test_a_word_as_the_cuda_version_is_a_plain_stack_error():
+    """Neither a version nor a PyTorch index label: the reader's error, as a plain StackError (the JSON
+    report names its type; a caller may pickle it), not the reader's internal subclass."""
+    import pickle
+
+    from compat.errors import StackError
+
+    with pytest.raises(StackError) as caught:
+        compat.loads_stack('[system]\npython = "3.12"\ncuda = "banana"\n')
+    assert type(caught.value) is StackError and caught.value.key == "[system] cuda"
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert str(again) == str(caught.value)

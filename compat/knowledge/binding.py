@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._names import import_names, nearest, normalize
+from ..errors import StackError
 from ..sources.stack import (
     INDEX_EXPECTED, MACHINE_KEYS, NotAVersion, RawStack, kind, read_stack, read_tables, reads_stack,
 )
@@ -93,7 +94,8 @@ def _labelled(read: Callable[[], RawStack], db: Database) -> RawStack:
                 advice = f"{what} takes the version, {what} = \"{version}\""
             raise error.at(key, f"{label!r} is the label of a PyTorch index, not a version: {advice}; the label "
                                 f"goes in [system] index = \"{label}\" (the index the builds come from)") from None
-        raise
+        # any other word: the plain error the reader made (the subclass only carries the words here)
+        raise StackError(error.message, file=error.file, key=error.key, line=error.line) from None
     return raw
 
 
