@@ -318,3 +318,13 @@ def test_a_word_as_the_cuda_version_is_a_plain_stack_error():
     assert type(caught.value) is StackError and caught.value.key == "[system] cuda"
     again = pickle.loads(pickle.dumps(caught.value))
     assert str(again) == str(caught.value)
+
+
+def test_options_of_one_package_under_two_spellings_are_refused():
+    """[options.vllm] and [options.VLLM] name one package: the second no longer replaces the first unsaid."""
+    from compat.errors import StackError
+
+    with pytest.raises(StackError) as caught:
+        compat.loads_stack('[system]\npython = "3.12"\n[packages]\nvllm = "0.32.0"\n[options.vllm]\ndtype = "half"\n'
+                           '[options.VLLM]\ndtype = "bfloat16"\n')
+    assert "given twice" in str(caught.value) and caught.value.key == "[options] VLLM"

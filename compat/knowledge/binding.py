@@ -276,9 +276,14 @@ def _options(
     raw: RawStack, db: Database, packages: dict[str, PackageSpec]
 ) -> tuple[dict[str, dict[str, Any]], tuple[tuple[str, str], ...]]:
     options: dict[str, dict[str, Any]] = {}
+    spelled: dict[str, str] = {}  # package -> how the stack spelled its [options] table first
     unknown: list[tuple[str, str]] = []
     for key, values in raw.options.items():
         name = normalize(key)
+        if name in spelled:
+            raise raw.error(f"options for {name!r} are given twice, as [options.{spelled[name]}] and as "
+                            f"[options.{key}]", ("options",), key)
+        spelled[name] = key
         if name not in packages:
             guess = nearest(name, packages, cutoff=0.6)
             hint = f"; did you mean {guess!r}?" if guess else ""
