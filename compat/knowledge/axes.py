@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .._names import did_you_mean, normalize
+from .._names import did_you_mean
 from ..errors import StackError
 from ..sources.axes import MAX_AXIS_VALUES, MAX_CELLS, SYSTEM_AXES, Axes, Axis, RawAxes, read_axes
 from ..sources.stack import MAX_VERSION
 from ..stack import Stack
-from .binding import load_stack
+from .binding import load_stack, squashed_names, tracked_name
 
 if TYPE_CHECKING:
     from .database import Database
@@ -137,10 +137,7 @@ class _Binder:
     def package(self, name: str) -> str:
         """The tracked package an axis name means (as [packages] reads names)."""
         known = self.db.names()
-        package = normalize(name)
-        if package not in known:
-            squashed = {n.replace("-", ""): n for n in known}
-            package = squashed.get(package.replace("-", ""), package)
+        package = tracked_name(name, known, squashed_names(known))
         component = self.db.component(package) if package in known else None
         if component is None or not component.releases:
             guess = did_you_mean(package, [*SYSTEM_AXES, *known], cutoff=0.75)

@@ -223,6 +223,11 @@ def _gpu_not_found(name: str, db: Database) -> str:
             "nvidia-smi --query-gpu=compute_cap prints it (NVIDIA), or accelerator = \"rocm\" (AMD)")
 
 
+def squashed_names(known: Collection[str]) -> dict[str, str]:
+    """The tracked names without their "-", each to its name: what `tracked_name` looks a spelling up in."""
+    return {n.replace("-", ""): n for n in known}
+
+
 def tracked_name(key: str, known: Collection[str], squashed: Mapping[str, str]) -> str:
     """`key` as [packages] reads it: PEP 503 normalized, and a name that differs
     from a tracked one only by its separators is that one (`squashed`: the
@@ -240,7 +245,7 @@ def _packages(raw: RawStack, db: Database) -> tuple[dict[str, PackageSpec], tupl
     known = db.names()
     # The contract reads `Flash_Infer.Python` as `flashinfer-python`: a name
     # that differs from a tracked one only by separators means that one.
-    squashed = {n.replace("-", ""): n for n in known}
+    squashed = squashed_names(known)
     packages: dict[str, PackageSpec] = {}
     untracked: list[str] = []
     imported: dict[str, str] | None = None  # import name -> distribution: made for the first name not tracked

@@ -48,7 +48,7 @@ from .._versions import admits_some
 from ..errors import StackError
 from ..sources.stack import MAX_PACKAGES
 from ..stack import PackageSpec, Place, Stack
-from .binding import load_stack, stack_from_tables, tracked_name
+from .binding import load_stack, squashed_names, stack_from_tables, tracked_name
 
 if TYPE_CHECKING:
     from ..sources.environment import Environment, PendingEnvironment
@@ -143,7 +143,7 @@ class _Merger:
         self.inputs = inputs
         self.db = db
         self.known = db.names()
-        self.squashed = {n.replace("-", ""): n for n in self.known}
+        self.squashed = squashed_names(self.known)
         self.interpreter: Environment | None = None  # --python (or --env): the machine
         self.environment: Environment | None = None  # --env: what is installed
         self.entries: list[Entry] = []
