@@ -26,7 +26,7 @@ from .. import _toml
 from .._text import dotted_numbers
 from .._names import did_you_mean, is_name, nearest, normalize
 from .._versions import admits_some
-from ..errors import StackError
+from ..errors import StackError, one_line
 from ..stack import ACCELERATORS, PLATFORMS, Model, Place, System, parse_compute_capability
 
 __all__ = ["RawStack", "RawHardware", "RawPackage", "NotAVersion", "read_stack", "reads_stack", "read_tables",
@@ -97,10 +97,10 @@ class _Reader:
         line = None
         place = self.places.get((table[0], key)) if len(table) == 1 and isinstance(key, str) else None
         if place is not None:
-            return StackError(_one_line(message), file=place.file, key=shown, line=place.line)
+            return StackError(one_line(message), file=place.file, key=shown, line=place.line)
         if all(isinstance(t, str) for t in table) and (key is None or isinstance(key, str)):
             line = _toml.locate(self.text, table, key)
-        return StackError(_one_line(message), file=self.file, key=shown, line=line)
+        return StackError(one_line(message), file=self.file, key=shown, line=line)
 
     def table(self, data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
         value = data.get(name, {})
@@ -143,19 +143,11 @@ class _Reader:
             raise self.error(f"expected a version string such as \"{example}\", got {kind(value)}", table, key) from None
 
 
-def _one_line(text: str, limit: int = 600) -> str:
-    """`text` as one printable line: control characters and line separators
-    escaped, and cut at `limit` characters."""
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _show_key(key: Any) -> str:
     """A key as an error shows it: bare when TOML would write it bare, else quoted."""
     if isinstance(key, str) and len(key) <= 80 and re.fullmatch(_BARE_KEY, key):
         return key
-    shown = repr(key) if not isinstance(key, str) else _one_line(repr(key), 80)
+    shown = repr(key) if not isinstance(key, str) else one_line(repr(key), 80)
     return shown if isinstance(key, str) else f"{shown} ({type(key).__name__})"
 
 
@@ -168,7 +160,7 @@ def kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, str):
-        return f"the string {_one_line(repr(value), 120)}"
+        return f"the string {one_line(repr(value), 120)}"
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
@@ -361,7 +353,7 @@ def check_ignore(patterns: Any, read: _Reader | None = None, *, file: str | None
             problem = (f"{pattern!r} would suppress findings of unrelated kinds (most wildcards alone do); "
                        "name the findings (\"requires-python:*\", \"untracked:*\", \"*:vllm==0.32.0\")")
         if problem:
-            raise read.error(problem, ("compat",), "ignore") if read else StackError(_one_line(problem), file=file,
+            raise read.error(problem, ("compat",), "ignore") if read else StackError(one_line(problem), file=file,
                                                                                          key="ignore")
     return tuple(patterns)
 
@@ -541,7 +533,7 @@ def _hardware(table: Mapping[str, Any], read: _Reader) -> RawHardware:
     accelerator = table.get("accelerator")
     if "accelerator" in table and (not isinstance(accelerator, str) or accelerator not in ACCELERATORS):
         raise read.error(
-            f"unknown accelerator {_one_line(repr(accelerator), 80)}{did_you_mean(str(accelerator)[:64], ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
+            f"unknown accelerator {one_line(repr(accelerator), 80)}{did_you_mean(str(accelerator)[:64], ACCELERATORS)} (one of {', '.join(ACCELERATORS)})",
             where,
             "accelerator",
         )
@@ -555,7 +547,7 @@ def _specifier(value: str, read: _Reader, key: str) -> tuple[SpecifierSet, str |
     text = value.strip()
     if len(text) > MAX_VERSION or not text.isascii():
         raise read.error(
-            f"{_one_line(repr(value[:60]), 80)}{'…' if len(value) > 60 else ''} is not a version (\"0.32.0\") nor a PEP 440 "
+            f"{one_line(repr(value[:60]), 80)}{'…' if len(value) > 60 else ''} is not a version (\"0.32.0\") nor a PEP 440 "
             f"specifier set (\">=5.16,<5.21\") of at most {MAX_VERSION} ASCII characters",
             ("packages",),
             key,
