@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ..engine.findings import Finding, Report, at_least
 from ..errors import CompatError
-from .text import verdict
+from ._shared import verdict
 
 __all__ = ["render", "render_error", "annotation", "escape_data", "escape_property"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.findings import Finding, Report, at_least
 from ..errors import CompatError
-from .text import header, verdict
+from ._shared import code, escape, header, verdict
 
 if TYPE_CHECKING:
     from ..knowledge.model import Source
@@ -22,33 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["render", "render_error", "escape", "code"]
 
 _HEADINGS = (("error", "Errors"), ("warning", "Warnings"), ("info", "Notes"))
-# CommonMark lets a backslash escape any ASCII punctuation; these are the
-# characters that would otherwise start emphasis, code, links, HTML,
-# strikethrough, entities or table cells inside a line.
-_SPECIAL = "\\`*_[]<>|~&"
-
-
-def escape(text: str) -> str:
-    """`text` as Markdown shows it literally, on one line.
-
-    >>> escape("requires a>=1,<2 | *b*")
-    'requires a\\\\>=1,\\\\<2 \\\\| \\\\*b\\\\*'
-    """
-    text = "".join(f"\\{c}" if c in _SPECIAL else c for c in text)
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-
-
-def code(text: str) -> str:
-    """`text` as inline code (an ID, a path), safe inside a table cell.
-
-    >>> code("requires:vllm==0.32.0"), code("a|b"), code("odd`name")
-    ('`requires:vllm==0.32.0`', '`a\\\\|b`', 'odd\\\\`name')
-    """
-    if "`" in text or "\n" in text:
-        return escape(text)
-    return f"`{text.replace('|', chr(92) + '|')}`"
-
-
 def _source(finding: Finding) -> str:
     if finding.source is None:
         return ""

@@ -7,7 +7,7 @@ import json as _json
 from collections import defaultdict
 
 from ..engine.matrix import Exclusion, Matrix
-from .markdown_report import code, escape
+from ._shared import code, escape
 
 __all__ = ["github", "json", "markdown", "excluded_text", "summary", "uncoverable_text"]
 

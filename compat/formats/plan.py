@@ -5,38 +5,11 @@ from __future__ import annotations
 import json as _json
 from collections.abc import Callable, Sequence
 
-from ..engine.plan import CATEGORIES, Crossing, Move, OutdatedReport, Plan
-from .text import _finding, _plain, header, verdict
+from ..engine.plan import CATEGORIES, Crossing, OutdatedReport, Plan
+from ._shared import finding_lines as _finding, header, move_why, outdated_rows, plain as _plain, table_rows, title, verdict
 
 __all__ = ["render_text", "render_json", "render_outdated_text", "render_outdated_json", "title", "table_rows",
            "outdated_rows", "crossing_meta", "move_why"]
-
-
-def title(plan: Plan) -> str:
-    """``upgrade examples/a.toml to vllm==0.32.0`` or ``diff a.toml -> b.toml``."""
-    old = plan.old.path or "<stack>"
-    if plan.kind == "diff":
-        return f"diff {old} -> {plan.new.path if plan.new is not None and plan.new.path else '<stack>'}"
-    return f"upgrade {old} to {', '.join(plan.targets)}"
-
-
-def move_why(move: Move) -> str:
-    """The why column: a change pip cannot make says so first."""
-    if move.by_pip:
-        return move.why
-    what = "not a pip change" if move.kind != "option" else "a flag of the deployment"
-    return f"{what}: {move.why}" if move.why else what
-
-
-def table_rows(plan: Plan, optional: bool = False) -> list[tuple[str, str, str, str]]:
-    """(component, from, to, why) for each change (with `optional`, each
-    change nothing requires); a dependency the stack does not name is
-    marked as resolved."""
-    rows = []
-    for move in plan.optional if optional else plan.moves:
-        name = f"{move.component} (resolved)" if move.kind == "resolved" else move.component
-        rows.append((name, move.old or "(none)", move.new or "(none)", move_why(move)))
-    return rows
 
 
 def crossing_meta(crossing: Crossing) -> str:
@@ -120,15 +93,6 @@ def render_json(plan: Plan) -> str:
 
 
 # -- outdated ------------------------------------------------------------------------------------
-
-def outdated_rows(report: OutdatedReport) -> list[tuple[str, str, str, str, str]]:
-    """(package, current, fits, newest, what blocks the newest) for each package."""
-    rows = []
-    for entry in report.entries:
-        blocked = entry.note or "; ".join(entry.blocked_by)
-        rows.append((entry.name, entry.current, entry.fits or "-", entry.newest or "-", blocked))
-    return rows
-
 
 def render_outdated_text(report: OutdatedReport) -> str:
     lines = header(report.report)[:2]

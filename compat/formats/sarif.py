@@ -26,7 +26,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..engine.findings import FAMILIES, SEVERITY_ORDER, Finding, Location, Report, at_least, family
 from ..errors import CompatError
-from .markdown_report import escape as _md
+from ._shared import escape as _md
 
 __all__ = ["render", "render_error", "SCHEMA_URI", "SRCROOT", "artifact_location", "repository_root"]
 
