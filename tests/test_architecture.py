@@ -53,6 +53,21 @@ def test_an_import_from_a_floor_above_breaks_them(tmp_path):
     assert "BROKEN" in done.stdout and "compat.sources.pyproject -> compat.engine.findings" in done.stdout
 
 
+def test_the_search_for_fixes_calling_back_up_into_the_check_breaks_them(tmp_path):
+    """A copy where suggest.py imports check.py, which composes it: the circle the engine had."""
+    package = tmp_path / "pkg"
+    shutil.copytree(ROOT / "compat", package / "compat", ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    search = package / "compat" / "engine" / "suggest.py"
+    search.write_text(search.read_text(encoding="utf-8") + "\nfrom .check import check_stack as _up  # noqa\n",
+                      encoding="utf-8")
+    config = tmp_path / "pyproject.toml"
+    config.write_text(tomli_w.dumps({"tool": {"importlinter": tomllib.loads(
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]}}), encoding="utf-8")
+    done = lint_imports(config, tmp_path, pythonpath=package)
+    assert done.returncode != 0
+    assert "BROKEN" in done.stdout and "compat.engine.suggest -> compat.engine.check" in done.stdout
+
+
 def test_the_page_lists_every_module_of_each_floor():
     page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     for floor in FLOORS:

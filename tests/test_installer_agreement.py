@@ -133,7 +133,7 @@ def test_an_extra_a_requirement_asks_for_is_installed_wherever_else_the_package_
 
 def test_an_extra_the_release_does_not_provide_is_still_said(db):
     # nvidia-cudnn-frontend before 1.16.0 names no cutedsl extra: pip installs nothing for it
-    from compat.engine.check import _Checker
+    from compat.engine.judge import _Checker
     from compat.engine.resolver import Need
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version

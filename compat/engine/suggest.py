@@ -41,6 +41,7 @@ from ..stack import PackageSpec, Stack
 from .builds import judge_build, select_build
 from .facts import StackFacts
 from .findings import Finding
+from .judge import judge_stack
 from .resolver import StackProvider
 
 if TYPE_CHECKING:
@@ -510,12 +511,10 @@ class _Search:
         return new
 
     def check(self, leaf: Leaf) -> Report | None:
-        from .check import check_stack
-
         self.checks_left -= 1
         self.checks += 1
         try:
-            report: Report | None = check_stack(leaf.stack, self.db, ignore=self.ignore, suggest_fixes=False)
+            report: Report | None = judge_stack(leaf.stack, self.db, ignore=self.ignore)
         except ResolutionTooComplex:
             report = None
         self._reports[leaf.values] = report
