@@ -1,7 +1,8 @@
 """The whole install the cheap way agrees with resolvelib over the whole closure.
 
-`resolve(..., closure=True)` first resolves the scope with resolvelib and
-adds the rest of the closure greedily, verified (resolver._widened); the
+`resolve(..., closure=True)` first chooses the whole closure greedily, and
+where that fails resolves the scope with resolvelib and adds the rest of
+the closure greedily, verified (resolver._widened); the
 check's verdict must be the one the whole closure resolved by resolvelib
 gives. Here on the examples (whole reports) and on a grid of real stacks
 (resolutions: verdict and every version); the grid's full run is marked
@@ -86,3 +87,16 @@ def test_a_sample_of_real_stacks_resolves_as_the_whole_closure_does(db):
 @pytest.mark.slow
 def test_every_stack_of_the_grid_resolves_as_the_whole_closure_does(db):
     _compare(db, _grid(db))
+
+
+def test_where_resolvelib_would_backtrack_the_closure_takes_what_uv_takes(db):
+    # FlashInfer 0.6.13 names no torch release. Resolved whole by resolvelib, whose order here is by
+    # name, cuda-toolkit is pinned first (13.4.3) and torch backtracks to 2.1.1, which needs no
+    # cuda-toolkit; `uv pip compile` of the same two lines against an index served from the snapshot
+    # (tests/snapshot_index.py; Python 3.12, x86_64-manylinux_2_28) takes torch 2.15.0 and
+    # cuda-toolkit 13.2.2, as the closure chosen greedily does: each package after what requires it
+    stack = load_stack(stack_table({"flashinfer-python": "==0.6.13", "flashinfer-cubin": "==0.6.13"}, "H100"), db)
+    found = resolver.resolve(stack, db, closure=True)
+    assert found.ok
+    assert (str(found.versions["torch"].version), str(found.versions["cuda-toolkit"].version)) == ("2.15.0", "13.2.2")
+    assert str(resolver.resolve(stack, db, closure=True, exhaustive=True).versions["torch"].version) == "2.1.1"
