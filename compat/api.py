@@ -13,7 +13,7 @@ from .engine.resolver import DEFAULT_MAX_ROUNDS
 from .errors import CompatError
 from .knowledge.database import Database
 from .knowledge.layers import with_overlay
-from .knowledge.binding import load_stack
+from .knowledge.binding import bind_platform, load_stack
 from .sources.stack import check_ignore
 from .stack import Stack
 
@@ -74,7 +74,9 @@ def check(
         raise TypeError("compat.check: ignore must be a finding ID or a list of them (strings)")
     ignore = check_ignore(ignore)
     db = database if database is not None else Database.shared()
-    if not isinstance(stack, Stack):
+    if isinstance(stack, Stack):
+        bind_platform(stack, db)  # a Stack made in Python: its platform is the database's platform table's
+    else:
         stack = load_stack(stack, db)
     report = check_stack(stack, db, strict=strict, ignore=ignore, require_known=require_known, max_rounds=max_rounds,
                          suggest_fixes=suggest)
@@ -161,6 +163,8 @@ def _stack_for(caller: str, stack: Any, database: Database | None, ignore: Any) 
         raise TypeError(f"compat.{caller}: ignore must be a finding ID or a list of them (strings)")
     db = database if database is not None else Database.shared()
     loaded = stack if isinstance(stack, Stack) else load_stack(stack, db)
+    if isinstance(stack, Stack):
+        bind_platform(stack, db)
     if loaded.overlay is not None:  # [compat] overlay: every step reads the stack's own facts, not only its check
         db = with_overlay(db, loaded.overlay)
     return db, loaded, check_ignore(ignore)

@@ -2,11 +2,13 @@
 
 A `Stack` is the machine (`System`, `Hardware`) and the software
 (`PackageSpec` per package, options, `Model`, environment variables) of
-one deployment, with `Place` for where an input gave a value, the platform
-table and the catalog entries a bound stack holds (`Gpu`, `ModelEntry`).
-Nothing here reads a file or the database: the readers of sources/ fill
-these types from their inputs, and knowledge/binding.py binds a stack's
-names to the catalogs (`compat.load_stack`).
+one deployment, with `Place` for where an input gave a value and the
+catalog entries a bound stack holds (`Gpu`, `ModelEntry`). Nothing here
+reads a file or the database: the readers of sources/ fill these types from
+their inputs, and knowledge/binding.py binds a stack's names to the catalogs
+(`compat.load_stack`). What a platform name means (its PEP 508 markers, the
+wheels that fit it) is the platform table's, ``data/platforms.toml``, which
+knowledge reads and hands this floor (`set_platform_markers`).
 
 The bottom floor of docs/architecture.md: it imports no floor above it.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from packaging.markers import default_environment
@@ -25,18 +28,23 @@ from ._names import model_key
 from ._record import Fields, Record
 from ._versions import parse_version
 
-__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "Place", "Gpu", "ModelEntry", "PLATFORMS",
-           "ACCELERATORS", "parse_compute_capability"]
+__all__ = ["Stack", "System", "Hardware", "PackageSpec", "Model", "Place", "Gpu", "ModelEntry", "ACCELERATORS",
+           "parse_compute_capability", "set_platform_markers"]
 
-# The PEP 508 marker environment of each platform.
-PLATFORMS: dict[str, dict[str, str]] = {
-    "linux-x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
-    "linux-aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix"},
-    "macos-arm64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64", "os_name": "posix"},
-    "macos-x86_64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "x86_64", "os_name": "posix"},
-    "windows-x86_64": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64", "os_name": "nt"},
-}
 ACCELERATORS = ("cuda", "rocm", "mps", "cpu")
+
+# A platform name -> its PEP 508 marker values ((marker, value) pairs), or
+# None for a name the platform table does not hold: knowledge's lookup
+# (knowledge/platforms.py), in the table of the database a stack was last
+# bound with. This floor reads no file.
+MarkerLookup = Callable[[str], tuple[tuple[str, str], ...] | None]
+_platform_markers: MarkerLookup | None = None
+
+
+def set_platform_markers(lookup: MarkerLookup) -> None:
+    """Say how a platform's marker values are found (knowledge/platforms.py does, when it is imported)."""
+    global _platform_markers
+    _platform_markers = lookup
 
 
 _CC = r"(?i)^(?:sm_?)?(\d+)(?:\.(\d+))?$"
@@ -145,16 +153,25 @@ class System(Record):
     index: str = "pypi"  # where builds come from: the package index, or a PyTorch index variant (cu128, rocm6.4, cpu)
 
     def marker_environment(self) -> dict[str, str]:
-        """The PEP 508 environment that package markers are evaluated in (a new dict each call)."""
-        return dict(_marker_environment(self.platform, self.python.release))
+        """The PEP 508 environment that package markers are evaluated in (a new dict each call): the
+        platform's marker values are the platform table's (``data/platforms.toml``); a name it does
+        not hold is a ValueError."""
+        if _platform_markers is None:
+            raise ValueError("the platform table (data/platforms.toml) is read by compat.knowledge.platforms, "
+                             "which is not imported")
+        values = _platform_markers(self.platform)
+        if values is None:
+            raise ValueError(f"unknown platform {self.platform!r} (data/platforms.toml does not hold it)")
+        return dict(_marker_environment(values, self.python.release))
 
 
 @functools.lru_cache(maxsize=64)
-def _marker_environment(platform: str, release: tuple[int, ...]) -> dict[str, str]:
-    """The markers' environment of a platform and Python, made once (reading
-    the host's own takes several calls into the platform module)."""
+def _marker_environment(platform: tuple[tuple[str, str], ...], release: tuple[int, ...]) -> dict[str, str]:
+    """The markers' environment of a platform's marker values and a Python,
+    made once (reading the host's own takes several calls into the platform
+    module)."""
     env = dict(default_environment())
-    env.update(PLATFORMS[platform])
+    env.update(platform)
     full = ".".join(str(p) for p in (release + (0, 0))[:3])
     env.update(
         python_version=f"{release[0]}.{release[1]}",

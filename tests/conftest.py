@@ -92,6 +92,16 @@ def _fresh_resolutions():
     forget_resolutions()
 
 
+@pytest.fixture(autouse=True)
+def _bundled_platforms():
+    """Each test starts with the bundled platform table in use (knowledge/platforms.py): a platform table
+    another test bound a stack with (a copy of the database, a mutated one) is not what this one's
+    stacks mean."""
+    from compat.knowledge.platforms import use_platforms
+
+    use_platforms(None)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A test process holds loaded databases and their caches for its whole
     run: a full collection walks them all, again and again. Collections of

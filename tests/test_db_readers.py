@@ -86,6 +86,7 @@ def small_database(target: Path) -> Path:
         write_snapshot(snapshot._replace(releases=kept, versions=versions, yanked=yanked), str(target / "metadata" / f"{name}.jsonl"))
     write_graph(str(target / "metadata"))
     shutil.copy(BUNDLED / "cuda.toml", target)
+    shutil.copy(BUNDLED / "platforms.toml", target)
     # what the kept rules name (GPUs, models, flags) comes along, so that the copy lints clean
     curated = "".join((target / "constraints" / f"{name}.toml").read_text(encoding="utf-8") for name in KEEP)
     named = set(re.findall(r'"([^"]+)"', curated)) | set(re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*", curated))

@@ -108,7 +108,7 @@ def on_gpus(timeout: float = 30) -> Machine:
 
 def test_one_gpu_gives_its_catalog_name_driver_cuda_and_the_labelled_builds(tools, gpu_env, db):
     tools.prints("nvidia-smi", "nvidia-one-h100.csv")
-    text = render(detect(gpu_env, timeout=30), db)
+    text = render(detect(gpu_env, timeout=30, platforms=db.platforms), db)
     stack = stack_of(text, db)
     assert stack.hardware.gpu.name == "H100" and stack.hardware.count == 1
     assert stack.system.driver == Version("580.95.05") and stack.system.cuda == Version("12.8")
@@ -135,7 +135,7 @@ def test_mixed_gpus_name_the_lowest_compute_capability_and_count_all(tools, db):
 def test_amd_gpus_from_rocm_smi_and_the_rocm_torch_was_built_with(tools, environment, db):
     tools.prints("rocm-smi", "rocm-two-mi300x.json")
     python = environment({"torch": "2.10.0+rocm6.4"}, torch=ROCM_TORCH)
-    text = render(detect(python, timeout=30), db)
+    text = render(detect(python, timeout=30, platforms=db.platforms), db)
     stack = stack_of(text, db)
     assert (stack.hardware.gpu.name, stack.hardware.count, stack.hardware.accelerator) == ("MI300X", 2, "rocm")
     assert stack.system.rocm == Version("6.4") and stack.system.cuda is None and stack.system.driver is None
@@ -161,7 +161,7 @@ def test_a_failing_nvidia_smi_is_a_note_and_the_stack_still_loads(tools, db, scr
 
 
 def test_no_gpu_tool_and_no_torch_give_a_cpu_stack_that_says_why(tools, bare_env, db):
-    text = render(detect(bare_env, timeout=30), db)
+    text = render(detect(bare_env, timeout=30, platforms=db.platforms), db)
     for note in ("nvidia-smi is not on PATH: no NVIDIA GPU detected", "rocm-smi is not on PATH: no AMD GPU detected",
                  "torch is not installed", "none of the packages the database tracks is installed"):
         assert f"# note: {note}" in text
@@ -171,7 +171,7 @@ def test_no_gpu_tool_and_no_torch_give_a_cpu_stack_that_says_why(tools, bare_env
 
 def test_torch_that_fails_to_import_leaves_cuda_out_with_a_note(tools, environment, db):
     python = environment({"torch": "2.10.0"}, torch="raise ImportError('libcuda.so.1: cannot open shared object file')")
-    machine = detect(python, timeout=30)
+    machine = detect(python, timeout=30, platforms=db.platforms)
     assert machine.torch is None
     assert any("could not be imported (ImportError: libcuda.so.1" in note for note in machine.notes)
     assert stack_of(render(machine, db), db).system.cuda is None

@@ -6,9 +6,9 @@ write (docs/reliability.md, "Fuzzing").
 The fuzzer mutates one file of a small database at a time: snapshot lines
 and headers (as text, as bytes, and as JSON values), wheel records, the
 names graph, the curated TOML files, the GPU and model catalogs, the
-sources, the engine flags, and the JSON renderings the wheel carries. The
-seed is fixed, so a failure repeats; COMPAT_FUZZ_DB_INPUTS sets the number
-of inputs (1,000 by default).
+sources, the engine flags, the platform table, and the JSON renderings the
+wheel carries. The seed is fixed, so a failure repeats;
+COMPAT_FUZZ_DB_INPUTS sets the number of inputs (1,000 by default).
 """
 
 from __future__ import annotations
@@ -286,6 +286,8 @@ def load(root: Path, name: str) -> object:
         return None if catalog is None else (list(catalog.problems()), catalog.at("tp", Version("0.32.0")))
     if name == "cuda.toml":
         return db.cuda
+    if name == "platforms.toml":
+        return db.platforms
     component = db.component(Path(name).stem)  # constraints/<name>.toml
     return None if component is None else (len(component.releases), [r.date for r in component.releases.values()])
 
@@ -496,7 +498,7 @@ def test_wheel_file_names_agree_with_packaging(stem, tags):
 
 
 CATALOG_FILES = st.sampled_from(["gpus.toml", "models.toml", "constraints/_sources.toml", "options/vllm.toml", "cuda.toml",
-                                 "constraints/vllm.toml"])
+                                 "platforms.toml", "constraints/vllm.toml"])
 
 
 @SETTINGS

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from compat import Database, load_stack
 from compat.formats.pinned import stack_toml
-from compat.stack import PLATFORMS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +26,7 @@ def stacks(draw):
         "stack": {"name": draw(st.text("abcdefgh-", min_size=1, max_size=12))},
         "system": {
             "python": draw(st.sampled_from(["3.10", "3.11", "3.12", "3.13.1"])),
-            "platform": draw(st.sampled_from(sorted(PLATFORMS))),
+            "platform": draw(st.sampled_from(sorted(DB.platforms.names()))),
             "cuda": draw(st.sampled_from(["12.6", "12.8", "13.0"])),
             "driver": draw(st.sampled_from(["535.104.05", "580.95.05"])),
         },

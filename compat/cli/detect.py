@@ -30,7 +30,7 @@ def detect(output: str | None, python: str | None, timeout: float, db_path: str 
 
     try:
         database = Database.load(db_path)
-        text = render(run_detect(python, timeout), database)
+        text = render(run_detect(python, timeout, platforms=database.platforms), database)
     except CompatError as exc:
         _fail(exc)
     # What compat writes, compat must read back: a stack that does not load is compat's bug (exit 3), never a file.

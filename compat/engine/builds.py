@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from .._record import Record
 from ..knowledge.model import Build, Component, Release
+from ..knowledge.platforms import PlatformEntry, platform_named
 
 if TYPE_CHECKING:
     from ..knowledge.database import Database
@@ -33,13 +34,10 @@ __all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge
 
 # -- wheel tags --------------------------------------------------------------
 
-_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_MACHINE = {"linux-x86_64": "x86_64", "linux-aarch64": "aarch64"}
-_MAC = {"macos-arm64": ("arm64", "universal2"), "macos-x86_64": ("x86_64", "intel", "universal", "universal2")}
-
-
 class Platform(Record):
-    """The tags a stack's interpreter and platform accept, as an installer's."""
+    """The tags a stack's interpreter and platform accept, as an installer's.
+    Which platform tags fit a platform is the platform table's
+    (``data/platforms.toml``, `PlatformEntry.glibc_of`)."""
 
     system: System
 
@@ -49,51 +47,42 @@ class Platform(Record):
         return release[0], release[1]
 
     @property
+    def entry(self) -> PlatformEntry:
+        """The platform table's entry of the stack's platform (the table the stack was bound with)."""
+        entry = platform_named(self.system.platform)
+        if entry is None:
+            raise ValueError(f"unknown platform {self.system.platform!r} (data/platforms.toml does not hold it)")
+        return entry
+
+    @property
     def key(self) -> tuple[Any, ...]:
-        """What the tags a platform accepts depend on: the interpreter, the platform, the glibc."""
+        """What the tags a platform accepts depend on: the interpreter, the platform's entry, the glibc."""
         glibc = self.system.glibc
-        return self.python, self.system.platform, glibc.release[:2] if glibc is not None else None
+        return self.python, self.entry, glibc.release[:2] if glibc is not None else None
 
     def glibc_of(self, platform_tag: str) -> tuple[int, int] | None | bool:
         """The glibc a Linux wheel needs, False if the tag is not for this
         platform, None if it has no floor (``linux_x86_64``, ``any``)."""
-        name = self.system.platform
-        if platform_tag == "any":
-            return None
-        if name in _MACHINE:
-            machine = _MACHINE[name]
-            parts = platform_tag.split("_", 3)  # manylinux_2_28_x86_64
-            if parts[0] == "manylinux" and len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
-                return (int(parts[1]), int(parts[2])) if parts[3] == machine else False
-            for legacy, floor in _LEGACY.items():
-                if platform_tag == f"{legacy}_{machine}":
-                    return floor
-            return None if platform_tag == f"linux_{machine}" else False
-        if name in _MAC:  # macosx_10_9_x86_64, macosx_11_0_arm64, macosx_10_9_universal2 (the machine may hold a _)
-            return None if platform_tag.startswith("macosx_") and any(
-                platform_tag.endswith(f"_{machine}") for machine in _MAC[name]) else False
-        return None if platform_tag == "win_amd64" else False
+        return self.entry.glibc_of(platform_tag)
 
     def accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
         """False if an installer on this stack would not take a wheel with
         this tag; otherwise the glibc it needs (None: none)."""
-        return _accepts(self, interpreter, abi, platform_tag)
-
-    def _accepts(self, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
-        floor = self.glibc_of(platform_tag)
-        if floor is False:
-            return False
-        if self.system.glibc is not None and floor is not None and floor > self.system.glibc.release[:2]:
-            return False
-        if (interpreter, abi) not in _interpreters(self.python):
-            return False
-        return floor
+        return _accepts(self.key, interpreter, abi, platform_tag)
 
 
 @functools.lru_cache(maxsize=4096)
-def _accepts(platform: Platform, interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
+def _accepts(key: tuple[Any, ...], interpreter: str, abi: str, platform_tag: str) -> tuple[int, int] | None | bool:
     # the same few tags recur across every release of a package
-    return platform._accepts(interpreter, abi, platform_tag)
+    python, entry, glibc = key
+    floor = entry.glibc_of(platform_tag)
+    if floor is False:
+        return False
+    if glibc is not None and floor is not None and floor > glibc:
+        return False
+    if (interpreter, abi) not in _interpreters(python):
+        return False
+    return floor
 
 
 @functools.lru_cache(maxsize=16)
@@ -129,12 +118,13 @@ def wheel_fit(release: Release, platform: Platform) -> WheelFit:
     tags = release.tags
     if not tags:
         return WheelFit(None, None, ())
-    key = (tags, platform.key)
+    accepting = platform.key
+    key = (tags, accepting)
     fit = _FITS.get(key)
     if fit is None:
         if len(_FITS) >= _MAX_FITS:
             _FITS.clear()
-        fit = _FITS[key] = _wheel_fit(tags, platform)
+        fit = _FITS[key] = _wheel_fit(tags, accepting)
     return fit
 
 
@@ -142,7 +132,7 @@ _FITS: dict[tuple[tuple[str, ...], tuple[Any, ...]], WheelFit] = {}
 _MAX_FITS = 1 << 16
 
 
-def _wheel_fit(tags: tuple[str, ...], platform: Platform) -> WheelFit:
+def _wheel_fit(tags: tuple[str, ...], key: tuple[Any, ...]) -> WheelFit:
     floors = []
     seen: dict[str, None] = {}
     for text in tags:
@@ -154,7 +144,7 @@ def _wheel_fit(tags: tuple[str, ...], platform: Platform) -> WheelFit:
             for abi in parts[1].split("."):
                 for platform_tag in parts[2].split("."):
                     seen.setdefault(platform_tag, None)
-                    fit = platform.accepts(interpreter, abi, platform_tag)
+                    fit = _accepts(key, interpreter, abi, platform_tag)
                     if fit is not False:
                         floors.append(fit)
     if not floors:

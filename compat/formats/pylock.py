@@ -21,31 +21,41 @@ from packaging.version import Version
 from ..errors import CompatError
 from ..knowledge._schema import one_line
 from ..knowledge.database import Database
-from ..stack import PLATFORMS, Stack
+from ..knowledge.platforms import PlatformEntry
+from ..stack import Stack
 
 __all__ = ["pylock", "supported_tags"]
 
 
-def _platforms(platform: str) -> list[str]:
-    if platform.startswith("linux-"):
-        arch = platform.split("-", 1)[1]
-        many = [f"manylinux_2_{minor}_{arch}" for minor in range(40, 16, -1)]
-        legacy = [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
-        return many + legacy + [f"linux_{arch}"]
-    if platform == "macos-arm64":
-        return list(mac_platforms((15, 0), "arm64"))
-    if platform == "macos-x86_64":
-        return list(mac_platforms((15, 0), "x86_64"))
-    return ["win_amd64"]
+def _platforms(platform: PlatformEntry) -> list[str]:
+    """The platform tags of the wheels a lock may name for `platform`: those the
+    platform table says fit it (data/platforms.toml), for glibc 2.17 to 2.40
+    and macOS up to 15."""
+    tags: list[str] = []
+    machine = platform.manylinux
+    if machine is not None:
+        tags += [f"manylinux_2_{minor}_{machine}" for minor in range(40, 16, -1)]
+        tags += [f"{legacy}_{machine}" for legacy, _ in sorted(platform.legacy, key=lambda tag: tag[1], reverse=True)]
+        tags.append(f"linux_{machine}")
+    if platform.macos:  # packaging's tags for the machine's own architecture, those the table lists
+        tags += [tag for tag in mac_platforms((15, 0), platform.macos[0]) if platform.glibc_of(tag) is not False]
+    return tags + list(platform.tags)
 
 
-def supported_tags(stack: Stack) -> set[Tag]:
+def supported_tags(stack: Stack, db: Database) -> set[Tag]:
     """The wheel tags an installer would accept for the stack's CPython and platform."""
     version = (stack.system.python.major, stack.system.python.minor)
-    platforms = _platforms(stack.system.platform)
+    platforms = _platforms(_entry(stack, db))
     tags = set(cpython_tags(python_version=version, platforms=platforms))
     tags.update(compatible_tags(python_version=version, interpreter=f"cp{version[0]}{version[1]}", platforms=platforms))
     return tags
+
+
+def _entry(stack: Stack, db: Database) -> PlatformEntry:
+    entry = db.platforms.get(stack.system.platform)
+    if entry is None:  # a bound stack's platform is one of the table's
+        raise CompatError(f"cannot write a lock: unknown platform {stack.system.platform!r}")
+    return entry
 
 
 def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
@@ -54,7 +64,7 @@ def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
 
     from .pinned import build_indexes
 
-    tags = supported_tags(stack)
+    tags = supported_tags(stack, db)
     packages = []
     applications: dict[str, str] = {}
     missing: list[str] = []
@@ -92,11 +102,11 @@ def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
         )
     if missing:
         raise CompatError("cannot write a lock: " + "; ".join(missing))
-    env = PLATFORMS[stack.system.platform]
+    entry = _entry(stack, db)
     python = f"{stack.system.python.major}.{stack.system.python.minor}"
     marker = Marker(
-        f'python_version == "{python}" and sys_platform == "{env["sys_platform"]}" '
-        f'and platform_machine == "{env["platform_machine"]}"'
+        f'python_version == "{python}" and sys_platform == "{entry.marker("sys_platform")}" '
+        f'and platform_machine == "{entry.marker("platform_machine")}"'
     )
     tool: dict[str, Any] = {"compat": {"stack": stack.name or stack.path or "stack"}}
     if applications:

@@ -1,7 +1,8 @@
 """A stack's names bound to what the database knows.
 
 A stack file names things only the database can tell: a GPU (``H200``,
-``NVIDIA GeForce RTX 4090``), its packages (``Flash_Infer.Python`` is the
+``NVIDIA GeForce RTX 4090``), its platform (``linux-aarch64``: the platform
+table, ``data/platforms.toml``), its packages (``Flash_Infer.Python`` is the
 tracked flashinfer-python; ``vlm`` is likely a typo of vllm), the flags of
 their engines (``-tp`` is ``--tensor-parallel-size``), a model, a PyTorch
 index label (``cu128``), and the folder of the user's own facts (``[compat]
@@ -21,18 +22,19 @@ import os
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._names import import_names, nearest, normalize
+from .._names import did_you_mean, import_names, nearest, normalize
 from ..errors import StackError
 from ..sources.stack import (
     INDEX_EXPECTED, MACHINE_KEYS, NotAVersion, RawStack, kind, read_stack, read_tables, reads_stack,
 )
 from ..stack import Hardware, ModelEntry, PackageSpec, Place, Stack, System
 from .conditions import option_key
+from .platforms import use_platforms
 
 if TYPE_CHECKING:
     from .database import Database
 
-__all__ = ["load_stack", "loads_stack", "stack_from_tables", "bind_stack", "tracked_name"]
+__all__ = ["load_stack", "loads_stack", "stack_from_tables", "bind_stack", "bind_platform", "tracked_name"]
 
 _VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "cuda": "CUDA", "rocm": "ROCm"}
 
@@ -134,8 +136,16 @@ def bind_stack(raw: RawStack, db: Database) -> Stack:
 
 
 def _system(raw: RawStack, db: Database) -> System:
-    """[system] index: ``pypi``, or a PyTorch index named by the label of its builds (cuda.toml's [labels])."""
+    """[system] platform: one of the platform table's, and glibc only for one whose wheels name a glibc;
+    [system] index: ``pypi``, or a PyTorch index named by the label of its builds (cuda.toml's [labels])."""
     system = raw.system
+    table = db.platforms
+    platform = table.get(system.platform)
+    if platform is None:
+        raise raw.error(_unknown_platform(system.platform, table.names()), ("system",), "platform")
+    if system.glibc is not None and not platform.glibc:
+        raise raw.error(f"glibc is for Linux platforms; the platform is {platform.name}", ("system",), "glibc")
+    use_platforms(table)  # what System.marker_environment and the wheel tests read (knowledge/platforms.py)
     index = system.index
     said = db.cuda.label(index) if index != "pypi" else None
     if index != "pypi" and said is None:
@@ -145,6 +155,21 @@ def _system(raw: RawStack, db: Database) -> System:
         raise raw.error(f"index {index!r} contradicts the stack's {'ROCm' if rocm is not None else 'CUDA'}",
                         ("system",), "index")
     return system
+
+
+def bind_platform(stack: Stack, db: Database) -> None:
+    """Check the platform of a `Stack` made in Python against the platform
+    table of `db`, and make that table the one its platform name means (as
+    binding a stack read from a file does)."""
+    table = db.platforms
+    if stack.system.platform not in table:
+        raise StackError(_unknown_platform(stack.system.platform, table.names()), file=stack.path or "<stack>",
+                         key="[system] platform")
+    use_platforms(table)
+
+
+def _unknown_platform(name: str, names: tuple[str, ...]) -> str:
+    return f"unknown platform {name!r}{did_you_mean(name[:64], names)} (one of {', '.join(names)})"
 
 
 def _hardware(raw: RawStack, db: Database, system: System) -> Hardware:

@@ -3,6 +3,7 @@
 Layout of a database folder (the bundled one is ``data/``)::
 
     gpus.toml                  the GPU catalog
+    platforms.toml             the platforms a stack may name (the bundled one where a folder has none)
     models.toml                the model catalog (read only for a stack with [model])
     options/<name>.toml        an engine's command-line flags, release by release
     constraints/_sources.toml  every source a fact may cite, by ID
@@ -19,7 +20,7 @@ import datetime as _dt
 import functools
 import os
 import threading
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -51,6 +52,7 @@ from .model import (
     Unread,
 )
 from .paths import default_data_dir
+from .platforms import PLATFORMS_FILE, PlatformTable, bundled_platforms, load_platforms
 from .requires import parse_specifier
 from .snapshot import (
     _release_version, line_reader, release_table, requirement_problem, snapshot_names,
@@ -91,6 +93,7 @@ class Database:
         self._curated: set[str] | None = None
         self._cuda: CudaFacts | None = None
         self._pythons: tuple[PythonRelease, ...] | None = None
+        self._platforms: PlatformTable | None = None
         self._graph: dict[str, Any] | None = None
         self._graph_head: dict[str, Any] | None = None
         self._relevant: dict[frozenset[str], frozenset[str] | None] = {}
@@ -252,6 +255,19 @@ class Database:
             self._pythons = _load_pythons(os.path.join(self.root, "python.toml"))
         return self._pythons
 
+    @property
+    def platforms(self) -> PlatformTable:
+        """What ``platforms.toml`` says: the platforms a stack may name, their
+        markers, wheel tags and hosts (the bundled file's where this folder has none)."""
+        if self._platforms is None:
+            path = os.path.join(self.root, PLATFORMS_FILE)
+            self._platforms = load_platforms(path) if os.path.lexists(path) else bundled_platforms()
+        return self._platforms
+
+    def _platform_table(self) -> PlatformTable:
+        """`platforms`, for a build's parser to ask when it meets a platform name."""
+        return self.platforms
+
     def driver_floor(self, cuda: Version) -> tuple[Version, str] | None:
         """The oldest NVIDIA driver (Linux) CUDA `cuda` runs on, and the source ID."""
         return self.cuda.drivers.get(cuda.major)
@@ -412,7 +428,7 @@ class Database:
         # this folder's own listing (an overlay's files are laid over by layers.py), listed
         # once: most components have no curated file, and a stat of each cost a check
         if name in Database.curated(self):
-            component = _parse_component(curated_path, name)
+            component = _parse_component(curated_path, name, self._platform_table)
         else:
             component = Component(name=name, kind="package")
         component.flag_catalog = functools.partial(self.option_catalog, name)  # facts.py: the defaults of its flags
@@ -428,7 +444,7 @@ class Database:
                 component.index_listed = tuple(listed)
             component.releases = Releases(header["name"], snapshot_path, lines, component.releases)
         for derived in self.derived(name):
-            _add_derived(component, derived)
+            _add_derived(component, derived, self._platform_table)
         return component
 
 
@@ -1044,7 +1060,7 @@ def _with_derived(sources: dict[str, Source], db: Database) -> dict[str, Source]
     return merged
 
 
-def _add_derived(component: Component, derived: Any) -> None:
+def _add_derived(component: Component, derived: Any, platforms: Callable[[], PlatformTable]) -> None:
     """Lay a derived file's builds and rules beside the component file's
     (an ID in both is refused when the whole list is parsed: Unread.every)."""
     from .derived import merged_parse
@@ -1052,7 +1068,7 @@ def _add_derived(component: Component, derived: Any) -> None:
 
     name = component.name
     for attribute, tables, parse, public in (
-        ("unread_builds", derived.builds, functools.partial(_parse_build, name=name), True),
+        ("unread_builds", derived.builds, functools.partial(_parse_build, name=name, platforms=platforms), True),
         ("unread_rules", derived.rules, functools.partial(_parse_rule, name=name, file=derived.path), False),
     ):
         if not tables:
@@ -1134,7 +1150,9 @@ def _option_spec(table: Table, key: str) -> OptionSpec:
     )
 
 
-def _parse_component(path: str, name: str) -> Component:
+def _parse_component(path: str, name: str, platforms: Callable[[], PlatformTable]) -> Component:
+    """The component file at `path`; `platforms` gives the platform table its builds' platforms are
+    checked against, read when a build names one."""
     file = path
     data, text = _toml.load(path, error=DatabaseError)
     root = Table(data, file, "", text=text)
@@ -1204,7 +1222,8 @@ def _parse_component(path: str, name: str) -> Component:
         )
 
     component.unread_rules = Unread(root.tables("rule"), functools.partial(_parse_rule, name=name, file=file))
-    component.unread_builds = Unread(root.tables("build"), functools.partial(_parse_build, name=name), public=True)
+    component.unread_builds = Unread(root.tables("build"),
+                                     functools.partial(_parse_build, name=name, platforms=platforms), public=True)
     return component
 
 
@@ -1270,8 +1289,7 @@ def _parse_rule(table: Table, seen: set[str] | None, *, name: str, file: str) ->
 ACCELERATOR_KINDS = ("cuda", "rocm", "cpu")
 
 
-def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
-    from ..stack import PLATFORMS
+def _parse_build(table: Table, seen: set[str] | None, *, name: str, platforms: Callable[[], PlatformTable]) -> Build:
     from .model import arch_problem
 
     table.only(["id", "releases", "index", "label", "accelerator", "cuda", "cudas", "rocm", "platforms", "archs", "ptx",
@@ -1297,10 +1315,12 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
             raise table.error(f"invalid version {text!r}", f"cudas[{index}]") from None
     if cudas and (cuda is None or cuda != min(cudas)):
         raise table.error("a build with a library per CUDA runtime gives cuda = the lowest of cudas", "cuda")
-    platforms = table.strings("platforms")
-    for index, platform in enumerate(platforms):
-        if platform not in PLATFORMS:
-            raise table.error(f"unknown platform {platform!r} (one of {', '.join(PLATFORMS)})", f"platforms[{index}]")
+    on = table.strings("platforms")  # the platform table is read for a build that names platforms
+    known = platforms() if on else None
+    for index, platform in enumerate(on):
+        if known is not None and platform not in known:
+            raise table.error(f"unknown platform {platform!r} (one of {', '.join(known.names())})",
+                              f"platforms[{index}]")
     archs = table.strings("archs")
     for index, arch in enumerate(archs):
         problem = arch_problem(arch)
@@ -1343,7 +1363,7 @@ def _parse_build(table: Table, seen: set[str] | None, *, name: str) -> Build:
         cuda=cuda,
         cudas=tuple(sorted(cudas)),
         rocm=rocm,
-        platforms=platforms,
+        platforms=on,
         archs=archs,
         ptx=_version(table, "ptx") if ptx is not None else None,
         exact=table.boolean("exact"),

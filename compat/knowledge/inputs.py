@@ -212,11 +212,12 @@ class _Merger:
         """The interpreter's Python, platform and glibc, where the stack file
         leaves them out; where it gives them, they must agree."""
         where = Place(interpreter.interpreter)
-        if interpreter.platform is None:
+        platform = self.db.platforms.for_host(*interpreter.host)
+        if platform is None:
             raise StackError(f"runs on {interpreter.markers['sys_platform']} {interpreter.markers['platform_machine']}"
                              ", a platform compat does not know", file=where.file, key="--python")
-        facts = {"python": str(interpreter.python_release), "platform": interpreter.platform}
-        if interpreter.glibc and re.fullmatch(r"2\.[0-9]+", interpreter.glibc) and interpreter.platform.startswith("linux"):
+        facts = {"python": str(interpreter.python_release), "platform": platform.name}
+        if interpreter.glibc and re.fullmatch(r"2\.[0-9]+", interpreter.glibc) and platform.glibc:
             facts["glibc"] = interpreter.glibc
         for key, value in facts.items():
             if key not in system:

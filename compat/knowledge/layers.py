@@ -329,7 +329,7 @@ class LayeredDatabase(Database):
         if self.local is not None:
             path = os.path.join(self.local.constraints_dir, f"{name}.toml")
             if os.path.exists(path):
-                self._add_local(component, _parse_component(path, name))
+                self._add_local(component, _parse_component(path, name, self._platform_table))
         return component
 
     def _add_local(self, component: Component, local: Component) -> None:

@@ -22,6 +22,7 @@ from .layers import catalog_files, layer_name, layer_problems, model_catalogs, r
 from .conditions import option_key
 from .models import MODELS_FILE, check_catalog
 from .options import OPTIONS_DIR, OptionCatalog
+from .platforms import PLATFORMS_FILE
 from .snapshot import snapshot_problems
 
 __all__ = ["Problem", "lint_database"]
@@ -102,8 +103,9 @@ def lint_database(db: Database) -> list[Problem]:
             add(gpu_files.get(gpu_name), f"gpu[{gpu_name!r}]", message)
         architectures = {g.architecture for g in catalog.gpus}
         gpu_keys = {lookup_key(g.name) for g in catalog.gpus}
+        hosts = {gpu.name: (gpu_files[gpu.name], gpu.host) for gpu in catalog.gpus if gpu.host is not None}
     else:
-        architectures, gpu_keys = None, None
+        architectures, gpu_keys, hosts = None, None, {}
     fresh = reopen(db)
     for source_id, source in (sources or {}).items():
         try:
@@ -301,6 +303,23 @@ def lint_database(db: Database) -> list[Problem]:
     else:
         for python in pythons:
             cite(os.path.join(db.root, "python.toml"), f"python {python.version}.source", python.source)
+    try:
+        platforms = db.platforms
+    except CompatError as exc:
+        failed(exc, unread=True)
+    else:
+        platforms_file = os.path.join(db.root, PLATFORMS_FILE)
+        own = platforms.file == platforms_file  # else the bundled table, whose sources this folder need not hold
+        for entry in platforms:
+            for key, source in entry.sources:
+                if own:
+                    cite(platforms_file, f"platform {entry.name}.{key}", source)
+                else:
+                    cited.add(source)
+        for gpu_name, (gpu_file, host) in hosts.items():  # the one platform a superchip's host CPU runs
+            if host not in platforms:
+                add(gpu_file, f"gpu[{gpu_name!r}].host",
+                    f"unknown platform {host!r} (one of {', '.join(platforms.names())})")
     for source_id in sorted(set(sources or {}) - cited) if not unread_files else ():
         add(sources_file(db, source_id), f"source {source_id}", "is cited by no fact")
     return problems

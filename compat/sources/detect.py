@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from packaging.version import Version
 
@@ -30,8 +30,8 @@ from ..errors import CompatError
 from .._strict import MAX_DIGITS, has_long_number
 from ..stack import parse_compute_capability
 
-__all__ = ["Machine", "GpuReading", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi", "clean",
-           "leading_version", "DEFAULT_TIMEOUT"]
+__all__ = ["Machine", "GpuReading", "Platforms", "detect", "detect_gpus", "parse_nvidia_smi", "parse_rocm_smi",
+           "clean", "leading_version", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 60.0  # seconds for each program (importing torch can take a while on a cold disk)
 MAX_OUTPUT = 1024 * 1024  # bytes of a program's output that are read: one that prints more is stopped
@@ -64,6 +64,25 @@ print(json.dumps(out))
 
 class DetectError(CompatError):
     """The machine cannot be described as a stack (exit 2)."""
+
+
+class HostPlatform(Protocol):
+    """A platform of the table, as detection asks it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def glibc(self) -> bool: ...  # whether a stack gives [system] glibc for it
+
+
+class Platforms(Protocol):
+    """What detection asks of the platform table (knowledge/platforms.py's
+    `PlatformTable`), which its caller hands it: sources read no database."""
+
+    def names(self) -> Sequence[str]: ...
+
+    def for_host(self, sys_platform: str, machine: str) -> HostPlatform | None: ...
 
 
 @dataclass(frozen=True)
@@ -294,9 +313,10 @@ def _probe(python: str, code: str, timeout: float) -> tuple[dict[str, Any] | Non
     return data, None
 
 
-def _environment(python: str | None, machine: Machine, timeout: float) -> None:
+def _environment(python: str | None, machine: Machine, timeout: float, platforms: Platforms) -> None:
     """Python, platform, glibc and distributions, as the interpreter itself
-    lists them (sources/environment.py, which `compat check --env` reads too)."""
+    lists them (sources/environment.py, which `compat check --env` reads too);
+    the platform is the one of `platforms` whose host the interpreter is."""
     from .environment import read_environment
 
     environment = read_environment(python, timeout)
@@ -311,15 +331,15 @@ def _environment(python: str | None, machine: Machine, timeout: float) -> None:
     if implementation != "cpython":
         machine.notes.append(f"the interpreter is {clean(str(implementation), 40)}, not CPython: "
                              "a stack describes CPython, whose wheels may differ")
-    machine.platform = environment.platform
-    if machine.platform is None:
+    platform = platforms.for_host(*environment.host)
+    if platform is None:
         raise DetectError(f"this machine ({clean(environment.markers.get('sys_platform', '?'), 40)} "
                           f"{clean(environment.markers.get('platform_machine', '?'), 40)}) is not a platform a "
-                          "stack can describe (linux-x86_64, linux-aarch64, macos-arm64, macos-x86_64, "
-                          "windows-x86_64)", file=environment.interpreter)
+                          f"stack can describe ({', '.join(platforms.names())})", file=environment.interpreter)
+    machine.platform = platform.name
     if environment.glibc and re.fullmatch(r"2\.[0-9]+", environment.glibc):
         machine.glibc = environment.glibc
-    elif machine.platform.startswith("linux"):
+    elif platform.glibc:
         machine.notes.append("the C library is not glibc (or did not say its version): [system] glibc is left out")
     for distribution in environment.distributions:
         if distribution.error is None:
@@ -339,11 +359,12 @@ def detect_gpus(timeout: float = DEFAULT_TIMEOUT) -> tuple[list[GpuReading], str
     return gpus, tool, [n for n in notes if n.startswith(tool)]
 
 
-def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Machine:
-    """Ask the interpreter (`python`, by default this one), the GPU tools and torch."""
+def detect(python: str | None = None, timeout: float = DEFAULT_TIMEOUT, *, platforms: Platforms) -> Machine:
+    """Ask the interpreter (`python`, by default this one), the GPU tools and
+    torch; `platforms` (the database's platform table) names the interpreter's platform."""
     machine = Machine()
     interpreter = python or sys.executable
-    _environment(interpreter, machine, timeout)
+    _environment(interpreter, machine, timeout, platforms)
     machine.gpus, machine.gpu_tool, notes = detect_gpus(timeout)
     machine.notes += notes
     if "torch" in machine.distributions:

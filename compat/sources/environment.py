@@ -46,19 +46,9 @@ from .._strict import MAX_DIGITS, has_long_number, is_string_list
 from .stack import MAX_VERSION
 
 __all__ = ["Distribution", "Installed", "Environment", "PendingEnvironment", "read_environment",
-           "current_interpreter", "extras_named", "wheel_tags_bounded", "PLATFORM_NAMES", "start", "collect",
+           "current_interpreter", "extras_named", "wheel_tags_bounded", "start", "collect",
            "TooMuchOutput"]
 
-# (sys.platform, platform.machine()) -> the stack's [system] platform
-PLATFORM_NAMES = {
-    ("linux", "x86_64"): "linux-x86_64",
-    ("linux", "aarch64"): "linux-aarch64",
-    ("linux", "arm64"): "linux-aarch64",
-    ("darwin", "arm64"): "macos-arm64",
-    ("darwin", "x86_64"): "macos-x86_64",
-    ("win32", "AMD64"): "windows-x86_64",
-    ("win32", "x86_64"): "windows-x86_64",
-}
 TIMEOUT = 120  # seconds the interpreter may take to list its distributions
 # Bytes of standard output read from the interpreter (the listing of a few
 # thousand distributions is a few megabytes) and of standard error (only its
@@ -283,9 +273,10 @@ class Environment:
         return Version(".".join(p or "0" for p in match.groups()))
 
     @property
-    def platform(self) -> str | None:
-        """The stack's name of the interpreter's platform, if compat knows it."""
-        return PLATFORM_NAMES.get((self.markers["sys_platform"], self.markers["platform_machine"]))
+    def host(self) -> tuple[str, str]:
+        """(sys.platform, platform.machine()) as the interpreter says them; the platform table
+        (knowledge/platforms.py, ``for_host``) says which platform of a stack that is."""
+        return self.markers["sys_platform"], self.markers["platform_machine"]
 
     @functools.cached_property
     def installed(self) -> dict[str, Installed]:
