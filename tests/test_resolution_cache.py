@@ -109,3 +109,22 @@ def test_a_dropped_database_goes_with_its_reused_resolutions():
     gone = in_new_thread(run)
     gc.collect()
     assert gone() is None  # a resolution refers to its database: kept beside it, it would keep it alive
+
+
+def test_judgments_shared_between_stacks_alike_change_no_report(db):
+    """Stacks of one machine and the same package names share what a release's
+    own requirements and wheels say there (resolver._Shared): each checked
+    after the others gives the report it gets alone, in a thread of its own."""
+    variants = [
+        {"vllm": "0.32.0"}, {"vllm": "0.31.0"}, {"vllm": "0.26.0"}, {"vllm": "0.30.0"},
+    ]
+    stacks = [{**BASE, "packages": packages} for packages in variants]
+    alone = [in_new_thread(lambda s=s: compat.check(s, database=db).to_dict()) for s in stacks]
+
+    def in_a_row():
+        return [compat.check(s, database=db).to_dict() for s in stacks]
+
+    assert in_new_thread(in_a_row) == alone
+    shared = in_new_thread(lambda: (compat.check(stacks[0], database=db),
+                                    resolver._shared_for(compat.load_stack(stacks[0], db), db)))[1]
+    assert shared.requires and shared.fits and shared.wheels  # judged once, for all of them

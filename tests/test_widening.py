@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from packaging.version import Version
 
 from compat import check
 from compat.engine import resolver
@@ -45,8 +46,6 @@ def _grid(db):
         component = db.component(name)
         if component is None:
             continue
-        from packaging.version import Version
-
         engines += [(name, str(v)) for v in component.versions() if v >= Version(since) and not v.is_prerelease]
     machines = [("3.10", "A100", "12.8"), ("3.12", "H100", "12.9"), ("3.12", "H200", "13.0"),
                 ("3.13", "RTX 4090", "12.8"), ("3.11", "B200", "13.0")]
@@ -100,3 +99,28 @@ def test_where_resolvelib_would_backtrack_the_closure_takes_what_uv_takes(db):
     assert found.ok
     assert (str(found.versions["torch"].version), str(found.versions["cuda-toolkit"].version)) == ("2.15.0", "13.2.2")
     assert str(resolver.resolve(stack, db, closure=True, exhaustive=True).versions["torch"].version) == "2.1.1"
+
+
+def test_a_release_passed_over_for_what_is_chosen_is_the_one_uv_passes_over(db):
+    # FlashInfer 0.6.18 on CUDA 12.8: torch 2.11 and newer need CUDA 13, so torch 2.10.0 is the newest
+    # that can run, and it needs cuda-bindings 12.9.*. resolvelib, by name, pins cuda-bindings 13.4.4
+    # first and backtracks torch to 2.9.1; the greedy closure chooses torch first and passes over the
+    # cuda-bindings releases it refuses (_Extension._agrees). `uv pip compile flashinfer-python==0.6.18
+    # "torch<2.11"` against the snapshot's index takes torch 2.10.0 and cuda-bindings 12.9.4 too.
+    stack = load_stack(stack_table({"flashinfer-python": "==0.6.18"}, "H100", cuda="12.8"), db)
+    found = resolver.resolve(stack, db, closure=True)
+    assert found.ok
+    assert (str(found.versions["torch"].version), str(found.versions["cuda-bindings"].version)) == ("2.10.0", "12.9.4")
+
+
+def test_a_release_that_requires_another_of_a_package_chosen_is_passed_over(db):
+    # vLLM 0.26.0 pins apache-tvm-ffi 0.1.10; xgrammar 0.2.9 needs 0.1.11 or newer: the greedy closure
+    # takes an older xgrammar at once instead of leaving the stack to resolvelib
+    stack = load_stack(stack_table({"vllm": "==0.26.0", "torch": "==2.11.0", "transformers": "==5.18.0"}, "H100"), db)
+    provider = resolver.StackProvider(stack, db, closure=True)
+    extension = resolver._Extension(provider, {})
+    assert extension.complete(resolver.stack_needs(stack))
+    assert str(extension.chosen["apache-tvm-ffi"].version) == "0.1.10"
+    assert extension.chosen["xgrammar"].version < Version("0.2.9")
+    full = resolver.resolve(stack, db, closure=True, exhaustive=True)
+    assert {k: c.version for k, c in extension.chosen.items()} == {k: c.version for k, c in full.versions.items()}

@@ -316,6 +316,7 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         self._gap_keys: set[tuple[str, str]] = set()
         self._dependencies: dict[tuple[str, Version, frozenset[str]], list[Need]] = {}
         self._unyanked: dict[str, Sequence[Version]] = {}  # name -> its releases not yanked, newest first
+        self._shared: _Shared | None = None  # see `shared`
 
     def widen(self) -> None:
         """From the scope to the whole closure: what the provider has judged
@@ -451,6 +452,42 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         elif release.requires_python is not None:
             needs.append(Need(virtual_name("python"), release.requires_python, parent=parent, origin="metadata"))
         build = self.build_of(release)
+        shared = self.shared(release) if build is None else None
+        if shared is not None:
+            key = (release.package, release.version, extras)
+            found = shared.requires.get(key)
+            if found is None:
+                gaps_before = len(self.gaps)
+                listed = self._requires_dist_needs(release, extras, None, parent)
+                found = shared.requires[key] = (tuple(listed), tuple(self.gaps[gaps_before:]))
+            else:
+                for gap in found[1]:  # what reading them found missing, said again for this stack
+                    if (gap.package, str(gap.need)) not in self._gap_keys:
+                        self._gap_keys.add((gap.package, str(gap.need)))
+                        self.gaps.append(gap)
+            needs.extend(found[0])
+        else:
+            needs.extend(self._requires_dist_needs(release, extras, build, parent))
+        if not extras:
+            if build is not None:
+                needs.extend(self._build_needs(build, parent))
+            needs.extend(self._rule_needs(release, parent))
+        return needs
+
+    def shared(self, release: Release) -> _Shared | None:
+        """The judgments of `release` this provider shares with those of
+        stacks alike (`_Shared`), or None where they may differ: a package
+        the stack names, or while the scope is not the whole closure."""
+        if self.scope is not None or release.package in self.stack.packages:
+            return None
+        if self._shared is None:
+            self._shared = _shared_for(self.stack, self.db)
+        return self._shared
+
+    def _requires_dist_needs(self, release: Release, extras: frozenset[str], build: Build | None,
+                             parent: str) -> list[Need]:
+        """The Requires-Dist lines of `release` that apply here (markers, the build's lines, relevance)."""
+        needs: list[Need] = []
         for dependency in release.dependencies_for(extras, self._wanted, self._pin_unlisted):
             requirement = dependency.requirement
             if build is not None and dependency.layer == "metadata" and build.drops_line(normalize(requirement.name)):
@@ -476,10 +513,6 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             )
             if self._relevant(need):
                 needs.append(need)
-        if not extras:
-            if build is not None:
-                needs.extend(self._build_needs(build, parent))
-            needs.extend(self._rule_needs(release, parent))
         return needs
 
     def build_of(self, release: Release) -> Build | None:
@@ -683,19 +716,29 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         key = (release.package, release.version)
         fits = self._fits.get(key)
         if fits is None:
-            # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
-            python = release.requires_python
-            fits = python is None or python.contains(self.stack.system.python, prereleases=True)
-            fits = fits and self.how_installed(release) is not None
             component = self.db.component(release.package)
-            if fits and component is not None:
-                selected, _ = self.select_build(component, release)
-                if selected is not None:
-                    errors = [p for p in judge_build(selected.build, self.stack, self.db) if p.severity == "error"]
-                    if errors:  # pip and uv would take it (they know nothing of GPUs): the check says so
-                        self.passed_over[key] = (selected.build, errors[0])
-                    fits = not errors
+            shared = self.shared(release) if component is None or not component.has_builds else None
+            if shared is not None:
+                fits = shared.fits.get(key)
+                if fits is None:
+                    fits = shared.fits[key] = self._installable(release, component)
+            else:
+                fits = self._installable(release, component)
             self._fits[key] = fits
+        return fits
+
+    def _installable(self, release: Release, component: Component | None) -> bool:
+        # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
+        python = release.requires_python
+        fits = python is None or python.contains(self.stack.system.python, prereleases=True)
+        fits = fits and self.how_installed(release) is not None
+        if fits and component is not None:
+            selected, _ = self.select_build(component, release)
+            if selected is not None:
+                errors = [p for p in judge_build(selected.build, self.stack, self.db) if p.severity == "error"]
+                if errors:  # pip and uv would take it (they know nothing of GPUs): the check says so
+                    self.passed_over[(release.package, release.version)] = (selected.build, errors[0])
+                fits = not errors
         return fits
 
     def select_build(self, component: Component, release: Release) -> tuple[Selected | None, str | None]:
@@ -735,7 +778,12 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             if self.labelled(release):
                 fit = WheelFit(None, None, ())  # its wheels are not the ones the snapshot records
             else:
-                fit = wheel_fit(release, self.platform)
+                shared = self.shared(release)
+                fit = shared.wheels.get(key) if shared is not None else None
+                if fit is None:
+                    fit = wheel_fit(release, self.platform)
+                    if shared is not None:
+                        shared.wheels[key] = fit
             self._wheel_fits[key] = fit
         return fit
 
@@ -963,6 +1011,53 @@ def resolve(
     return Resolution(True, versions, [], provider.gaps, provider, budget.rounds)
 
 
+# -- judgments shared by the resolutions of stacks alike ----------------------------------------
+
+
+class _Shared:
+    """The judgments of releases that depend on a stack only through its
+    machine and the names of its packages, shared by the resolutions of
+    every stack alike checked against one database object in one thread: a
+    matrix's cells, the candidates a search for fixes checks, a deployment
+    script's variants. For a release of a package the stack does not name,
+    in the whole closure: the Requires-Dist lines that apply (their markers
+    are the machine's; whether a line's package counts, the names'), with
+    the gaps reading them found; whether it can be installed, for a package
+    without builds (Requires-Python, wheels, sdist); how its wheels fit.
+    What the stack's pins, flags, hardware rules or builds decide is judged
+    by each resolution on its own (StackProvider.shared says which)."""
+
+    __slots__ = ("requires", "fits", "wheels")
+
+    def __init__(self) -> None:
+        self.requires: dict[tuple[str, Version, frozenset[str]], tuple[tuple[Need, ...], tuple[Gap, ...]]] = {}
+        self.fits: dict[tuple[str, Version], bool] = {}
+        self.wheels: dict[tuple[str, Version], WheelFit] = {}
+
+
+_SHARED_PER_DATABASE = 8  # the machines (and package names) a thread keeps shared judgments of, per database
+
+
+def _shared_for(stack: Stack, db: Database) -> _Shared:
+    """The shared judgments of stacks alike `stack` (same machine, same
+    package names, same locked/only-binary), on `db` (one store per thread,
+    as the reused resolutions; forgotten with them)."""
+    store = db.__dict__.setdefault("_shared_judgments", threading.local())
+    cache: dict[tuple[Any, ...], _Shared] | None = getattr(store, "cache", None)
+    if cache is None:
+        cache = store.cache = {}
+    key = (repr((stack.system, sorted(stack.packages), stack.only_binary, stack.locked,
+                 id(stack.environment) if stack.environment is not None else None)),
+           getattr(_GENERATION, "value", 0))
+    found = cache.pop(key, None)
+    if found is None:
+        found = _Shared()
+        if len(cache) >= _SHARED_PER_DATABASE:
+            del cache[next(iter(cache))]
+    cache[key] = found
+    return found
+
+
 # -- the same install resolved once per process --------------------------------------------------
 
 _GENERATION = threading.local()  # per thread: reused resolutions older than its `value` are forgotten
@@ -1137,7 +1232,7 @@ class _Extension:
         needs = [n for n, _ in self.needs[name]]
         satisfied, may_install = self.provider.is_satisfied_by, self.provider._may_install
         for candidate in self.provider._candidates(name, frozenset(), needs):
-            if all(satisfied(n, candidate) for n in needs) and may_install(candidate):
+            if all(satisfied(n, candidate) for n in needs) and may_install(candidate) and self._agrees(candidate):
                 self.chosen[name] = candidate
                 self.added += 1
                 self.waiting.append((name, frozenset()))
@@ -1145,6 +1240,21 @@ class _Extension:
                 return True
         self._blame(name)
         return False
+
+    def _agrees(self, candidate: Candidate) -> bool:
+        """Whether the candidate's own requirements are met by the releases
+        chosen so far: a release that requires another of a package already
+        chosen is passed over for an older one, as resolvelib backtracks to
+        one when the two meet (vLLM 0.26.0 pins apache-tvm-ffi 0.1.10;
+        xgrammar 0.2.9 needs 0.1.11 or newer, 0.2.8 does not)."""
+        if candidate.release is None:
+            return True
+        chosen, satisfied = self.chosen, self.provider.is_satisfied_by
+        for need in self.provider.dependencies(candidate.release):
+            pinned = chosen.get(need.name)
+            if pinned is not None and not satisfied(need, pinned):
+                return False
+        return True
 
     def _blame(self, name: str) -> None:
         self.culprits = {name, *(by for _, by in self.needs[name] if by is not None)}

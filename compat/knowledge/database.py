@@ -595,12 +595,18 @@ class Releases(MutableMapping[Version, Release]):
             yield from sorted(found, reverse=True)
 
     def __getitem__(self, version: Version) -> Release:
+        made = self._made.get(version)  # asked for before: most calls, in a matrix or a suggestion search
+        if made is not None:
+            return made
         found, text = self._text(version)
         if not found:
             raise KeyError(version)
         return self._make(version, text)
 
     def get(self, version: Version, default: Any = None) -> Any:
+        made = self._made.get(version)
+        if made is not None:
+            return made
         found, text = self._text(version)
         return self._make(version, text) if found else default
 
