@@ -83,6 +83,32 @@ def test_a_sample_of_real_stacks_resolves_as_the_whole_closure_does(db):
     assert sum(widened) >= len(widened) // 2  # the cheap way was taken, not always left to resolvelib
 
 
+def test_the_packages_that_bear_on_the_tracked_ones_resolve_greedily_as_resolvelib_resolves_them(db):
+    """Without `closure` (`compat resolve`, suggestions, `why`), the greedy choice over the scope
+    against resolvelib's search of it, on a sample of the grid."""
+    greedy = []
+    plain = resolver._greedy
+
+    def counting(*args, **kwargs):
+        found = plain(*args, **kwargs)
+        greedy.append(found is not None)
+        return found
+
+    grid = _grid(db)
+    resolver._greedy = counting
+    try:
+        for table in grid[:: len(grid) // 24]:
+            stack = load_stack(table, db)
+            cheap = resolver.resolve(stack, db)
+            full = resolver.resolve(stack, db, exhaustive=True)
+            assert cheap.ok == full.ok, table
+            assert ({k: c.version for k, c in cheap.versions.items()}
+                    == {k: c.version for k, c in full.versions.items()}), table
+    finally:
+        resolver._greedy = plain
+    assert sum(greedy) >= len(greedy) // 2  # the greedy way was taken, not always left to resolvelib
+
+
 @pytest.mark.slow
 def test_every_stack_of_the_grid_resolves_as_the_whole_closure_does(db):
     _compare(db, _grid(db))

@@ -973,13 +973,17 @@ def resolve(
     bear on the tracked ones and the stack's own, or with `closure` every
     dependency the database holds (what an installer installs).
 
-    The closure is found the cheap way first (`_widened`): the whole
-    closure chosen greedily; where a choice fails, the scope resolved by
-    resolvelib, the rest of the closure added greedily, and the
+    Found the cheap way first: every package chosen greedily (`_greedy`);
+    where a choice fails, with `closure`, the scope resolved by resolvelib,
+    the rest of the closure added greedily (`_widened`), and the
     whole assignment verified; where that does not hold (a constraint
     through the rest that the scope's pins break, no release that fits),
     and always with `exhaustive`, resolvelib resolves the whole closure.
     """
+    if not exhaustive and near is None and not pre:
+        greedy = _greedy(stack, db, max_rounds=max_rounds, closure=closure)
+        if greedy is not None:
+            return greedy
     if closure and not exhaustive:
         widened = _widened(stack, db, max_rounds=max_rounds, pre=pre, near=near)
         if widened is not None:
@@ -1111,12 +1115,31 @@ def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX
     return found
 
 
+def _greedy(stack: Stack, db: Database, *, max_rounds: int, closure: bool) -> Resolution | None:
+    """The resolution with no search at all, or None where it needs one.
+
+    Most stacks need none: each package is chosen after everything that can
+    require it, at the newest release that meets them all, can be installed
+    here and whose own requirements the releases chosen before it meet
+    (`_Extension`). tests/test_widening.py holds this to resolvelib's
+    answer on the examples and 300-odd real stacks (with `closure`, the
+    whole install; without, the packages that bear on the tracked ones),
+    and spares resolvelib's rounds, which scan every criterion each time.
+    A choice counts as a round of the budget; where a choice fails, or the
+    budget is spent, resolvelib searches.
+    """
+    provider = StackProvider(stack, db, closure=closure)
+    extension = _Extension(provider, {})
+    if extension.complete(stack_needs(stack)) and extension.added <= max_rounds:
+        return Resolution(True, extension.chosen, [], provider.gaps, provider, extension.added)
+    return None
+
+
 def _widened(
     stack: Stack, db: Database, *, max_rounds: int, pre: bool, near: Mapping[str, Version] | None
 ) -> Resolution | None:
-    """The closure's resolution the cheap way: first every package chosen
-    greedily (below, with an empty scope resolution); where that fails,
-    from a scope's: resolvelib resolves the
+    """The closure's resolution from a scope's, where the greedy one
+    (`_greedy`) needs a search: resolvelib resolves the
     packages through which a tracked package can be constrained; the rest
     of the closure is then added one package at a time, in resolvelib's
     order of preference, each at the first release (newest, or nearest
@@ -1134,17 +1157,6 @@ def _widened(
     base = db.relevant(stack.packages)
     if base is None:
         return None  # no names graph: the scope is the closure
-    if near is None and not pre:
-        # First, the whole closure greedily, with no search at all: most stacks need none (each
-        # package is chosen after everything that can require it, at the newest release that
-        # meets them all; tests/test_widening.py holds this to resolvelib's whole-closure answer
-        # on the examples and 300-odd real stacks), and it spares resolvelib's rounds. A choice
-        # counts as a round of the budget; where a choice fails, or the budget is spent, the
-        # scope is searched as below.
-        provider = StackProvider(stack, db, pre=pre, near=near, closure=True)
-        extension = _Extension(provider, {})
-        if extension.complete(stack_needs(stack)) and extension.added <= max_rounds:
-            return Resolution(True, extension.chosen, [], provider.gaps, provider, extension.added)
     learned: set[str] = set()
     rounds = 0
     for _ in range(_MAX_WIDENINGS):

@@ -672,6 +672,7 @@ class Component:
         self._newest_first: list[Version] | None = None
         self._newest_final: tuple[Version | None] | None = None
         self._builds_for: dict[tuple[Version, str | None], tuple[Unread | None, int, list[Build]]] = {}
+        self._rules_for: dict[Version | None, tuple[Unread | None, int, list[Rule]]] = {}
         self.met: dict[SpecifierSet, bool] = {}  # knowledge.database.meets, per specifier
 
     def __repr__(self) -> str:
@@ -699,9 +700,20 @@ class Component:
         return bool(self._builds) or bool(self.unread_builds)
 
     def rules_for(self, version: Version | None) -> list[Rule]:
-        """The rules that cover `version`, in file order: a check parses only these."""
-        unread = self.unread_rules.covering(version) if self.unread_rules is not None else []
-        return [*unread, *(r for r in self._rules if r.covers(version))]
+        """The rules that cover `version`, in file order: a check parses only
+        these. Found once per version while the component's rules stay as
+        they are (as `builds_for`): a resolution asks for each release it
+        judges, and a matrix or a search for fixes for the same ones again."""
+        if not self._rules and self.unread_rules is None:
+            return []
+        unread, parsed = self.unread_rules, len(self._rules)
+        cached = self._rules_for.get(version)
+        if cached is not None and cached[0] is unread and cached[1] == parsed:
+            return list(cached[2])
+        found = [*(unread.covering(version) if unread is not None else []),
+                 *(r for r in self._rules if r.covers(version))]
+        self._rules_for[version] = (unread, parsed, found)
+        return list(found)
 
     def builds_for(self, version: Version, index: str | None = None) -> list[Build]:
         """The builds of `version`, in file order: a check parses only these
