@@ -270,33 +270,3 @@ def _lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
-
-
-def block_at(text: str, header: str, position: int) -> str | None:
-    """The ``[[header]]`` table (as `blocks` cuts it) holding the character
-    at `position`, or None when that line is in no such table: found from
-    that line, for a reader that needs one table of a long array and knows
-    a string in it (its ID)."""
-    marker = f"[[{header}]]"
-    first = text.rfind("\n", 0, position) + 1
-    while line_at(text, first)[0].strip() != marker:  # back to the table's header line
-        if line_at(text, first)[0].startswith("[") or first == 0:
-            return None
-        first = text.rfind("\n", 0, first - 1) + 1
-    line, at = line_at(text, first)
-    lines = [line]
-    while at < len(text):
-        line, after = line_at(text, at)
-        if line.strip() == marker or line.startswith("["):
-            break
-        lines.append(line)
-        at = after
-    return "\n".join(lines)
-
-
-def line_at(text: str, start: int) -> tuple[str, int]:
-    """The line that starts at `start` (as `_lines` gives it) and where the next one starts."""
-    end = text.find("\n", start)
-    after = len(text) if end == -1 else end + 1
-    line = text[start:] if end == -1 else text[start:end]
-    return (line[:-1] if line.endswith("\r") else line), after

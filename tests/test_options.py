@@ -3,7 +3,6 @@ a copy of the database with a small catalog of vLLM's flags written here."""
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
@@ -319,63 +318,19 @@ def test_sglang_parallel_sizes_against_the_gpu_count(options, severity):
     assert (finding.severity if finding else None) == severity
 
 
-def test_a_check_reads_one_flag_s_table_and_lint_the_whole_catalog(tmp_path):
-    """The line scan a check uses finds what a full parse finds; a broken
-    table is reported at its own line when its flag is looked up."""
+def test_a_broken_table_is_reported_at_its_own_line_when_its_flag_is_looked_up(tmp_path):
     from compat.knowledge.options import OptionCatalog
 
     path = tmp_path / "vllm.toml"
-    path.write_text(CATALOG)
-    scanned, full = OptionCatalog.scan(str(path), "vllm"), OptionCatalog.load(str(path), "vllm")
-    assert scanned.spellings() == full.spellings() and scanned.options == full.options
     broken = CATALOG.replace('name = "kv-cache-dtype"\n', 'name = "kv-cache-dtype"\ntype = \n', 1)
     path.write_text(broken)
     line = broken[: broken.index("type = \n")].count("\n") + 1
-    catalog = OptionCatalog.scan(str(path), "vllm")  # the other tables are not read
     with pytest.raises(DatabaseError) as info:
-        catalog.definitions("kv-cache-dtype")
+        OptionCatalog.load(str(path), "vllm").definitions("kv-cache-dtype")
     assert info.value.line == line
-    # a table written otherwise (aliases before name) is read with the whole file
-    path.write_text(CATALOG.replace("[[option]]\nname = ", "[[option]]\n# a comment\nname = ", 1))
-    assert OptionCatalog.scan(str(path), "vllm").spellings() == full.spellings()
 
 
-def test_a_table_after_the_options_is_read_as_a_full_parse_reads_it(tmp_path):
-    from compat.knowledge.options import OptionCatalog
-
-    head, _, rest = CATALOG.partition("[[option]]")
-    gpus = '[gpus]\nmultiply = ["tensor-parallel-size"]\nsource = "vllm-docs-parallelism-scaling"\n'
-    path = tmp_path / "vllm.toml"
-    path.write_text(head + "[[option]]" + rest + "\n" + gpus)
-    assert OptionCatalog.scan(str(path), "vllm").gpus == OptionCatalog.load(str(path), "vllm").gpus is not None
-
-
-def test_a_release_s_definition_is_found_by_its_releases_line_alone(tmp_path):
-    """`at` reads only the definition that holds for the release: another
-    range's table, even a broken one, is left to lint; a table whose
-    ``releases`` line may hide in a multi-line string is read to be sure."""
-    from compat.knowledge.options import OptionCatalog
-    from packaging.version import Version
-
-    def block(releases: str, default: str, extra: str = "") -> str:
-        return (f'[[option]]\nname = "kv-cache-dtype"\ntype = "choice"\nvalues = ["auto", "fp8"]\n{extra}'
-                f'releases = "{releases}"\ndefault = "{default}"\nsource = "vllm-0.32.0"\n\n')
-
-    head = 'schema = 1\ncomponent = "vllm"\ncovers = ">=0.30.0"\n\n'
-    path = tmp_path / "vllm.toml"
-    path.write_text(head + block(">=0.30.0,<0.31.0", "auto").replace("type = ", "type = \nx = ") + block(">=0.31.0", "fp8"))
-    catalog = OptionCatalog.scan(str(path), "vllm")
-    assert catalog.knows("kv-cache-dtype") and catalog.at("kv-cache-dtype", Version("0.32.0")).default == "fp8"
-    with pytest.raises(DatabaseError):  # the broken table, once its release asks for it
-        catalog.at("kv-cache-dtype", Version("0.30.1"))
-    hidden = 'summary = """\nreleases = ">=0.31.0"\n"""\n'
-    path.write_text(head + block(">=0.30.0,<0.31.0", "fp8", hidden) + block(">=0.31.0", "auto"))
-    catalog = OptionCatalog.scan(str(path), "vllm")
-    assert catalog.at("kv-cache-dtype", Version("0.30.1")).default == "fp8"
-    assert catalog.at("kv-cache-dtype", Version("0.32.0")).default == "auto"
-
-
-def test_a_scanned_table_with_a_number_too_long_to_compare_is_a_database_error(tmp_path):
+def test_a_table_with_a_number_too_long_to_compare_is_a_database_error(tmp_path):
     """As a full parse says it: never a ValueError from packaging in a check."""
     from compat.knowledge.options import OptionCatalog
     from packaging.version import Version
@@ -384,9 +339,8 @@ def test_a_scanned_table_with_a_number_too_long_to_compare_is_a_database_error(t
     path.write_text('schema = 1\ncomponent = "vllm"\ncovers = ">=0.30.0"\n\n'
                     '[[option]]\nname = "kv-cache-dtype"\ntype = "choice"\nvalues = ["auto"]\n'
                     f'releases = ">=0.30.{"1" * 5000}"\ndefault = "auto"\nsource = "vllm-0.32.0"\n')
-    for read in (OptionCatalog.scan, OptionCatalog.load):
-        with pytest.raises(DatabaseError, match=r"option\[0\]\.releases: a number of more than 100 digits"):
-            read(str(path), "vllm").at("kv-cache-dtype", Version("0.32.0"))
+    with pytest.raises(DatabaseError, match=r"option\[0\]\.releases: a number of more than 100 digits"):
+        OptionCatalog.load(str(path), "vllm").at("kv-cache-dtype", Version("0.32.0"))
 
 
 def test_sglang_takes_an_unambiguous_prefix_of_a_flag_as_argparse_does():
@@ -401,49 +355,3 @@ def test_sglang_takes_an_unambiguous_prefix_of_a_flag_as_argparse_does():
     assert "option-unknown:sglang:en" in ids(check(ambiguous))
     vllm = {**REALISTIC, "packages": {"vllm": "0.32.0"}, "options": {"vllm": {"max-model": 4096}}}
     assert "option-unknown:vllm:max-model" in ids(check(vllm))
-
-
-@pytest.mark.parametrize("component, every", [("vllm", 1), ("vllm-omni", 1), ("sglang", 7)])
-def test_a_flag_looked_up_in_the_text_has_the_definitions_a_full_parse_gives(component, every):
-    """A check finds a flag's tables by searching the text for it
-    (OptionCatalog._look_up): for the bundled catalogs' spellings (every
-    one, or a sample), in any case and with underscores, it finds what the
-    full parse finds, and no table for a flag no release has."""
-    from packaging.version import Version
-
-    from compat.knowledge.options import OptionCatalog
-
-    path = Database.load().option_catalog(component).file
-    full = OptionCatalog.load(path, component)
-    looked = OptionCatalog.scan(path, component)
-    for spelling in sorted(full.spellings())[::every]:
-        written = spelling.upper().replace("-", "_") if len(spelling) % 2 else spelling
-        assert looked.definitions(written) == full.definitions(spelling), spelling
-        for version in ("0.20.0", "0.32.0", "0.5.22"):
-            assert looked.at(spelling, Version(version)) == full.at(spelling, Version(version)), (spelling, version)
-    assert not looked.knows("no-such-flag-anywhere") and not looked.knows("e")
-    assert looked._raw is not None  # found without indexing every table
-
-
-@pytest.mark.parametrize("text_of", [
-    # a spelling with a capital that str.lower changes and an ASCII search would not
-    lambda opt: opt("a") + opt("groesse", 'aliases = ["GRÖSSE"]\n') + opt("strasse", 'aliases = ["STRAẞE"]\n'),
-    # an [[option]] line inside a multi-line string: the table cannot be cut at it
-    lambda opt: opt("a") + opt("tp", 'summary = """\n[[option]]\n[[option]] tables\n"""\n'),
-])
-def test_the_text_search_answers_as_the_full_parse_where_it_cannot_cut_or_fold(tmp_path, text_of):
-    from packaging.version import Version
-
-    from compat.knowledge.options import OptionCatalog
-
-    def opt(name: str, extra: str = "") -> str:
-        return (f'[[option]]\nname = "{name}"\n{extra}type = "bool"\nreleases = ">=1.0"\ndefault = false\n'
-                'source = "src"\n\n')
-
-    path = tmp_path / "x.toml"
-    path.write_text('schema = 1\ncomponent = "x"\ncovers = ">=1.0"\n\n' + text_of(opt), encoding="utf-8")
-    full = OptionCatalog.load(str(path), "x")
-    for flag in ("grösse", "GRÖSSE", "straße", "groesse", "tp", "a", "b", "", "--"):
-        looked = OptionCatalog.scan(str(path), "x")
-        assert (looked.knows(flag), looked.definitions(flag), looked.at(flag, Version("1.0")), looked.canonical(flag)) \
-            == (full.knows(flag), full.definitions(flag), full.at(flag, Version("1.0")), full.canonical(flag)), flag

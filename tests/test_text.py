@@ -53,32 +53,6 @@ def test_an_upload_time_is_what_its_pattern_and_the_calendar_say(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from('{}"versionyankd:, tru1.0\\'), max_size=40))
-def test_the_head_of_a_release_line_is_read_as_its_pattern_reads_it(text):
-    """`_head` reads the prefix db sync writes without a pattern; every line,
-    that prefix or not, gives what reading it with the pattern (or, past
-    it, decoding the line) gives."""
-    from compat.knowledge.snapshot import _DECODER, _head
-
-    def by_pattern(line: str) -> tuple[str, bool] | None:
-        match = re.match(r'\{"version": "([^"\\]+)"(, "yanked": true)?', line)
-        if match is not None:
-            rest = line[match.end():]
-            if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
-                return match.group(1), match.group(2) is not None
-        try:
-            entry = _DECODER.decode(line)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
-            return None
-        return entry["version"], entry.get("yanked") is True
-
-    for line in ('{"version": "' + text, text, '{"version": "' + text + '"}', '{"version": "1.0", "yanked": ' + text):
-        assert _head(line) == by_pattern(line), line
-
-
-@settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("0123456789.af \u0663x"), max_size=8))
 def test_an_architecture_is_what_its_pattern_says(text):
     from compat.knowledge.model import _arch
@@ -102,34 +76,6 @@ def test_a_build_label_is_what_its_pattern_says(text):
     from compat.knowledge.database import _is_label
 
     assert _is_label(text) == bool(re.fullmatch(r"[a-z0-9]+(?:[.][a-z0-9]+)*", text))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from('id= "x\t\n'), max_size=24))
-def test_a_source_id_is_read_from_its_line(text):
-    from compat.knowledge.database import _source_id
-
-    lines = [re.match(r'id[^\S\n]*=[^\S\n]*"([^"\n]+)"', line) for line in text.split("\n")]
-    first = next((m.group(1) for m in lines if m), None)
-    assert _source_id(text) == first
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(['[[source]]', '  [[source]] ', 'id = "a"', 'id = "b"', 'id="a"', 'title = "x"',
-                                 '[other]', ' [x]', '', 'url = "[y]"', 'id = "a" # again', 'id = "b"\r',
-                                 'title = "x\u2028[y]"', '[[source]]\r']), max_size=12),
-       st.sampled_from(["a", "b"]), st.booleans())
-def test_a_source_block_is_the_one_indexing_every_block_finds(lines, source_id, newline):
-    from compat import _toml
-    from compat.knowledge.database import _source_block, _source_id
-
-    text = "\n".join(lines) + ("\n" if newline else "")
-    index = {}
-    for _, block in _toml.blocks(text, "source"):
-        found = _source_id(block)
-        if found is not None:
-            index[found] = block
-    assert _source_block(text, source_id) == index.get(source_id)
 
 
 @pytest.mark.parametrize("text", ["name==1.0\r", "name\u00a0>=1.0", "name>=1.0\n", "name[a\u00a0]",

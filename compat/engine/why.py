@@ -15,7 +15,6 @@ check adds are what stopped it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -147,10 +147,12 @@ class GpuCatalog:
     def find_in_file(cls, path: str, name: str) -> Gpu | None:
         """Look `name` up reading only the matching [[gpu]] table.
 
-        A check needs one GPU; parsing the whole catalog costs more than the
-        rest of reading a stack. Names and aliases are found with a line
+        A check needs one GPU. Names and aliases are found with a line
         scan; `compat db lint` checks that the scan and a full parse agree.
-        An ambiguous name finds nothing here (`match` says why).
+        An ambiguous name finds nothing here (`match` says why). Measured
+        (both example checks, 20 paired runs in fresh processes): parsing
+        the whole catalog instead costs 3.7 to 4.6 ms of CPU a check, about
+        1.5% of it.
         """
         try:
             text = read_text(path)

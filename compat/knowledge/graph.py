@@ -200,17 +200,16 @@ def write_graph(metadata_dir: str) -> bool:
     return True
 
 
-def read_graph(metadata_dir: str, *, head: bool = False) -> dict[str, Any] | None:
+def read_graph(metadata_dir: str) -> dict[str, Any] | None:
     """The graph file, or None when the database has none (then every
-    package counts). With `head`, its first line alone where the file has
-    two (no ``required_by``: `relevant` needs it only for a package outside
-    ``reach``)."""
+    package counts): its first line, and the edges (``required_by``) of the
+    second where the file has two."""
     path = os.path.join(metadata_dir, GRAPH_FILE)
     try:
         # a regular file of at most 64 MiB (the bundled one is 150 KiB): a link to /dev/zero or a FIFO is refused
         with open_regular(path, MAX_SNAPSHOT_BYTES) as handle:
             first = handle.readline(MAX_SNAPSHOT_BYTES + 1)
-            rest = b"" if head and first.endswith(b"\n") else handle.read(MAX_SNAPSHOT_BYTES + 1 - len(first))
+            rest = handle.read(MAX_SNAPSHOT_BYTES + 1 - len(first))
         if len(first) + len(rest) > MAX_SNAPSHOT_BYTES:
             raise OSError(f"larger than {MAX_SNAPSHOT_BYTES // 2**20} MiB, the limit for this file")
         data = json.loads(first.decode("utf-8"))
@@ -233,7 +232,7 @@ def read_graph(metadata_dir: str, *, head: bool = False) -> dict[str, Any] | Non
         or not isinstance(data.get("tracked"), list)
         or not all(is_string_list(v) for v in (data["packages"], data["tracked"]))
         or not is_string_list(data.get("reach", []))
-        or not (head and "required_by" not in data or _edges_readable(data.get("required_by")))
+        or not _edges_readable(data.get("required_by"))
     ):
         raise database_error('expected {packages: [...], tracked: [...], required_by: {name: "names"}, reach: [...]}',
                              file=path)

@@ -245,10 +245,6 @@ class LayeredDatabase(Database):
         self._merged_graph: dict[str, Any] | None = None
         self._bundled_ids: dict[str, str] | None = None
 
-    def reopened(self) -> LayeredDatabase:
-        """The same layers, with nothing read yet (lint compares line scans with it)."""
-        return LayeredDatabase(self.root, user=self.user, overlay=self.overlay)
-
     def held(self, folder: str) -> frozenset[str]:
         """The packages with a snapshot in `folder` (listed once)."""
         if folder not in self._held:
@@ -277,9 +273,6 @@ class LayeredDatabase(Database):
         except OSError:
             return set()
         return {f[: -len(".toml")] for f in files if f.endswith(".toml") and not f.startswith("_")}
-
-    def graph_head(self) -> dict[str, Any]:
-        return self.graph()  # the layers' graphs are merged edge by edge
 
     def graph(self) -> dict[str, Any]:
         """The names graphs of the layers, merged (a superset of the edges of the
@@ -526,11 +519,6 @@ def _inside(path: str, folder: str) -> bool:
 
 
 # -- lint ---------------------------------------------------------------------------------
-
-
-def reopen(db: Database) -> Database:
-    """`db` opened again, with nothing read yet."""
-    return db.reopened() if isinstance(db, LayeredDatabase) else Database(db.root)
 
 
 def sources_file(db: Database, source_id: str) -> str:

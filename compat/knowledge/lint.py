@@ -18,10 +18,10 @@ from ._schema import one_line
 from .catalog import GpuCatalog, lookup_key
 from .database import Database
 from .graph import GRAPH_FILE, build_graph, read_graph
-from .layers import catalog_files, layer_name, layer_problems, model_catalogs, reopen, sources_file
+from .layers import catalog_files, layer_name, layer_problems, model_catalogs, sources_file
 from .conditions import option_key
 from .models import MODELS_FILE, check_catalog
-from .options import OPTIONS_DIR, OptionCatalog
+from .options import OPTIONS_DIR
 from .platforms import PLATFORMS_FILE
 from .snapshot import snapshot_problems
 
@@ -106,16 +106,6 @@ def lint_database(db: Database) -> list[Problem]:
         hosts = {gpu.name: (gpu_files[gpu.name], gpu.host) for gpu in catalog.gpus if gpu.host is not None}
     else:
         architectures, gpu_keys, hosts = None, None, {}
-    fresh = reopen(db)
-    for source_id, source in (sources or {}).items():
-        try:
-            scanned = fresh.source(source_id)
-        except CompatError as exc:
-            failed(exc)
-            continue
-        if scanned != source:
-            add(sources_file(db, source_id), f"source {source_id}",
-                "is not found by a line scan; start its table with id = \"...\"")
 
     model_keys: set[str] | None = set()
     try:
@@ -168,13 +158,6 @@ def lint_database(db: Database) -> list[Problem]:
         if catalog is not None:
             for key, message in catalog.problems():
                 add(catalog.file, key, message)
-            try:  # a check finds a flag's definitions with a line scan: it must find what a full parse does
-                full = OptionCatalog.load(catalog.file, name)
-            except CompatError:
-                full = None  # reported through catalog.options below
-            if full is not None and full.spellings() != catalog.spellings():
-                add(catalog.file, "option", "the line scan a check uses finds other flags than a full parse: write each "
-                    "[[option]] with one name = \"...\" line and aliases on one line")
             if catalog.abbreviations is not None:  # the [parser] table: why prefixes of flags are taken
                 cite(catalog.file, "parser.source", catalog.abbreviations)
             if catalog.gpus is not None:  # the [gpus] table and the sources of its flags

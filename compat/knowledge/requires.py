@@ -63,7 +63,10 @@ _OPERATOR_START = frozenset("=!<>~")
 
 def _common(text: str) -> Requirement | None:
     """`text` parsed without packaging's parser, or None when it is not a
-    common line (or is not valid: packaging then says why)."""
+    common line (or is not valid: packaging then says why). Measured (both
+    example checks, 20 paired runs in fresh processes): packaging's parser
+    for each of the 529 to 725 lines a check parses costs 8.8 to 10 ms more
+    CPU a check, about 3% of it."""
     if "@" in text or not text.replace("\t", " ").isprintable():
         return None  # a URL (or an @ in a marker's string); a character packaging does not skip as it does " \t"
     body, semicolon, marker_text = text.partition(";")

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier
 from packaging.version import Version
 
 from .._record import Record
@@ -124,14 +124,6 @@ class Snapshot(Record):
         ordered = sorted(self.releases, key=lambda r: Version(r.version))
         return {**self.header(), "releases": [r.to_dict() for r in ordered]}
 
-
-# The prefix `db sync` writes: the version first, then the yanked mark
-# (``{"version": "1.0", "yanked": true``, the version without a quote or a
-# backslash). A line that does not start so, or that names "version" or
-# "yanked" again further on, is decoded instead: what a line says never
-# depends on the order of its keys.
-_LINE_START = '{"version": "'
-_YANKED = ', "yanked": true'
 
 HEADER_KEYS = ("schema", "name", "index", "taken", "tracked", "versions", "yanked", "lines")
 RELEASE_KEYS = ("version", "yanked", "uploaded", "requires_python", "file", "metadata", "tags", "sdist", "build_system",
@@ -277,15 +269,6 @@ def _raw_lines(path: str) -> list[bytes]:
 def _head(line: str) -> tuple[str, bool] | None:
     """(version, yanked) of a release line, in any key order, or None when
     the line is not an object with a version string."""
-    if line.startswith(_LINE_START):
-        start = len(_LINE_START)
-        end = line.find('"', start)
-        if end > start and "\\" not in line[start:end]:
-            yanked = line.startswith(_YANKED, end + 1)
-            rest = line[end + 1 + (len(_YANKED) if yanked else 0):]
-            # no other spelling of either key (an escaped one: "yank\u0065d") further on
-            if '"version"' not in rest and '"yanked"' not in rest and "\\u" not in rest:
-                return line[start:end], yanked
     try:
         entry = _DECODER.decode(line)
     except (ValueError, RecursionError):
@@ -368,7 +351,8 @@ def requirement_problem(text: str) -> str | None:
     return None
 
 
-def decode_entry(line: str, file: str, number: int, *, requirements: bool = True) -> dict[str, Any]:
+def decode_entry(line: str, file: str, number: int, *, requirements: bool = True,
+                 decoded: Any = None) -> dict[str, Any]:
     """One release line, checked: every value a reader will use must be of
     its type and parse, so that no check can fail on it later (a bad value
     is a DatabaseError naming the file, the line and the key).
@@ -377,7 +361,7 @@ def decode_entry(line: str, file: str, number: int, *, requirements: bool = True
     strings only: a check reads a release's lines lazily, and the release
     validates each line it parses (model.Release.requirement), with the
     same error; most lines of a large package are never parsed at all."""
-    entry = decode_json(line, file, number)
+    entry = decode_json(line, file, number) if decoded is None else decoded
     if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
         raise database_error("expected an object with a version string", file=file, line=number)
     _only(entry, RELEASE_KEYS, file, number)
@@ -994,7 +978,12 @@ def _read_line(path: str, offset: Any, length: Any, version: str, yanked: bool, 
     ends = len(data) <= length or data[-1:] == b"\n"
     data = data[:length]
     line = data.decode("utf-8", errors="replace")
-    head = _head(line)
+    try:  # the line decoded once: its version and yanked mark, then the rest of it checked
+        entry = _DECODER.decode(line)
+    except (ValueError, RecursionError):
+        entry = None
+    head = (entry["version"], entry.get("yanked") is True) \
+        if isinstance(entry, dict) and isinstance(entry.get("version"), str) else None
     # A line that starts as its release's should but does not decode is
     # reported as itself (invalid JSON at its line), not as a stale offset.
     malformed = head is None and line.startswith(f'{{"version": "{version}"')
@@ -1005,4 +994,4 @@ def _read_line(path: str, offset: Any, length: Any, version: str, yanked: bool, 
             line=1,
             key="lines",
         )
-    return decode_entry(decode_text(data, path, number), path, number, requirements=False)
+    return decode_entry(decode_text(data, path, number), path, number, requirements=False, decoded=entry)
