@@ -38,32 +38,29 @@ def test_the_import_contracts_hold():
     assert "0 broken" in done.stdout
 
 
-def test_an_import_from_a_floor_above_breaks_them(tmp_path):
-    """A copy of the package where a source module imports the engine."""
+def lint_a_copy_with(tmp_path: Path, module: str, line: str) -> subprocess.CompletedProcess[str]:
+    """lint-imports on a copy of the package where `module` (a path under
+    compat/) ends with the import `line`, under this file's contracts."""
     package = tmp_path / "pkg"
     shutil.copytree(ROOT / "compat", package / "compat", ignore=shutil.ignore_patterns("__pycache__", "_data"))
-    reader = package / "compat" / "sources" / "pyproject.py"
-    reader.write_text(reader.read_text(encoding="utf-8") + "\nfrom ..engine import findings as _above  # noqa\n",
-                      encoding="utf-8")
+    changed = package / "compat" / module
+    changed.write_text(changed.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     config = tmp_path / "pyproject.toml"
     config.write_text(tomli_w.dumps({"tool": {"importlinter": tomllib.loads(
         (ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]}}), encoding="utf-8")
-    done = lint_imports(config, tmp_path, pythonpath=package)
+    return lint_imports(config, tmp_path, pythonpath=package)
+
+
+def test_an_import_from_a_floor_above_breaks_them(tmp_path):
+    """A copy of the package where a source module imports the engine."""
+    done = lint_a_copy_with(tmp_path, "sources/pyproject.py", "from ..engine import findings as _above")
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and "compat.sources.pyproject -> compat.engine.findings" in done.stdout
 
 
 def test_the_search_for_fixes_calling_back_up_into_the_check_breaks_them(tmp_path):
     """A copy where suggest.py imports check.py, which composes it: the circle the engine had."""
-    package = tmp_path / "pkg"
-    shutil.copytree(ROOT / "compat", package / "compat", ignore=shutil.ignore_patterns("__pycache__", "_data"))
-    search = package / "compat" / "engine" / "suggest.py"
-    search.write_text(search.read_text(encoding="utf-8") + "\nfrom .check import check_stack as _up  # noqa\n",
-                      encoding="utf-8")
-    config = tmp_path / "pyproject.toml"
-    config.write_text(tomli_w.dumps({"tool": {"importlinter": tomllib.loads(
-        (ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]}}), encoding="utf-8")
-    done = lint_imports(config, tmp_path, pythonpath=package)
+    done = lint_a_copy_with(tmp_path, "engine/suggest.py", "from .check import check_stack as _up")
     assert done.returncode != 0
     assert "BROKEN" in done.stdout and "compat.engine.suggest -> compat.engine.check" in done.stdout
 
