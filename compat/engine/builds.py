@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 from ..stack import PackageSpec, Stack, System
 
 __all__ = ["Platform", "Selected", "WheelFit", "Problem", "select_build", "judge_build", "label_torch", "metadata_cuda",
-           "wheel_fit"]
+           "wheel_fit", "build_indexes"]
 
 
 # -- wheel tags --------------------------------------------------------------
@@ -282,6 +282,33 @@ def label_torch(label: str) -> tuple[Version, Version] | None:
 
 
 _TORCH_LABEL = re.compile(r"cu(\d{2,3})torch(\d{1,2}\.\d{1,3})(?:cxx11abi(?:true|false))?")
+
+
+def build_indexes(stack: Stack, pins: dict[str, str], db: Database) -> dict[str, tuple[str, str | None]]:
+    """The packages whose build comes from another index than the package
+    index: name -> (the build's local label, or "", the URL of its index
+    when the database knows it: PyTorch's indexes), for the pinned
+    formats (requirements, pylock) to write where each comes from."""
+    found: dict[str, tuple[str, str | None]] = {}
+    for name, written in pins.items():
+        component = db.component(name)
+        if component is None or not component.has_builds:
+            continue
+        try:
+            version = Version(written)
+        except InvalidVersion:
+            continue
+        release = component.release(Version(version.public))
+        if release is None:
+            continue
+        selected, _ = select_build(component, release, stack.packages.get(name), stack, db)
+        if selected is None or selected.build.index == "pypi":
+            continue
+        build = selected.build
+        base = db.cuda.label_index
+        url = f"{base.rstrip('/')}/{build.index}" if base and db.cuda.label(build.index) is not None else None
+        found[name] = (build.label or "", url)
+    return found
 
 
 def label_build(package: str, version: Version, label: str, db: Database) -> Build | None:

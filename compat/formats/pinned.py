@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..engine.builds import build_indexes
 from ..knowledge.database import Database
 from ..stack import Stack
 
-__all__ = ["stack_toml", "requirements", "build_indexes"]
+__all__ = ["stack_toml", "requirements"]
 
 
 def _system(stack: Stack) -> dict[str, Any]:
@@ -24,36 +25,6 @@ def _system(stack: Stack) -> dict[str, Any]:
     if system.index != "pypi":
         table["index"] = system.index  # the builds it installs come from there
     return table
-
-
-def build_indexes(stack: Stack, pins: dict[str, str], db: Database) -> dict[str, tuple[str, str | None]]:
-    """The packages whose build comes from another index than the package
-    index: name -> (the build's local label, or "", the URL of its index
-    when the database knows it: PyTorch's indexes)."""
-    from packaging.version import InvalidVersion, Version
-
-    from ..engine.builds import select_build
-
-    found: dict[str, tuple[str, str | None]] = {}
-    for name, written in pins.items():
-        component = db.component(name)
-        if component is None or not component.has_builds:
-            continue
-        try:
-            version = Version(written)
-        except InvalidVersion:
-            continue
-        release = component.release(Version(version.public))
-        if release is None:
-            continue
-        selected, _ = select_build(component, release, stack.packages.get(name), stack, db)
-        if selected is None or selected.build.index == "pypi":
-            continue
-        build = selected.build
-        base = db.cuda.label_index
-        url = f"{base.rstrip('/')}/{build.index}" if base and db.cuda.label(build.index) is not None else None
-        found[name] = (build.label or "", url)
-    return found
 
 
 def _hardware(stack: Stack) -> dict[str, Any]:

@@ -62,7 +62,7 @@ def pylock(stack: Stack, pins: dict[str, str], db: Database) -> str:
     import tomli_w
     from packaging.pylock import Package, PackageWheel, Pylock, PylockValidationError
 
-    from .pinned import build_indexes
+    from ..engine.builds import build_indexes
 
     tags = supported_tags(stack, db)
     packages = []
