@@ -213,7 +213,7 @@ def test_a_malformed_platforms_toml_is_one_line_naming_the_file_and_key(tmp_path
 def test_two_platforms_of_one_name_or_one_host_are_refused(tmp_path):
     path = tmp_path / "platforms.toml"
     path.write_text(TABLE + TABLE.replace("schema = 1\n", ""), encoding="utf-8")
-    with pytest.raises(DatabaseError, match=r"platform\[1\]\.name: platform 'p' is listed twice"):
+    with pytest.raises(DatabaseError, match=r"platform\[1\]\.name: duplicate platform name 'p'"):
         load_platforms(str(path))
     path.write_text(TABLE + TABLE.replace("schema = 1\n", "").replace('name = "p"', 'name = "q"'), encoding="utf-8")
     with pytest.raises(DatabaseError, match=r"platform\[1\]\.hosts\.machines: the machine 'x86_64' of linux is 'p'"):

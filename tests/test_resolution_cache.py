@@ -128,3 +128,31 @@ def test_judgments_shared_between_stacks_alike_change_no_report(db):
     shared = in_new_thread(lambda: (compat.check(stacks[0], database=db),
                                     resolver._shared_for(compat.load_stack(stacks[0], db), db)))[1]
     assert shared.requires and shared.fits and shared.wheels  # judged once, for all of them
+
+
+def test_a_gap_found_through_a_shared_release_is_said_to_every_stack_that_reads_it(tmp_path):
+    """app 2.0 reaches mid 2.0 and 1.0, both needing base>=5, which no release meets; app 1.0
+    reaches mid 1.0 alone. Checked after app 2.0 in the same thread, app 1.0 still hears of the
+    gap: the shared lines of mid 1.0 keep it though app 2.0's check had met it through mid 2.0."""
+    from .test_resolve import synthetic_database
+
+    db = synthetic_database(tmp_path / "db", {
+        "app": {"1.0": ["mid<2"], "2.0": ["mid"]},
+        "mid": {"1.0": ["base>=5"], "2.0": ["base>=5", "app<2"]},
+        "base": {"1.0": []},
+    })
+    first, then = ({"system": {"python": "3.12"}, "packages": {"app": version}} for version in ("==2.0", "==1.0"))
+
+    def ids(stack):
+        return sorted(f.id for f in compat.check(stack, database=db, suggest=False).findings)
+
+    alone = in_new_thread(lambda: ids(then))
+    assert "gap:base" in alone
+    assert in_new_thread(lambda: (ids(first), ids(then)))[1] == alone
+
+
+def test_stacks_that_differ_in_their_gpu_alone_share_no_judgment_of_a_build(db):
+    """Whether a build runs reads the hardware, which the shared judgments' key leaves out."""
+    stacks = [{**BASE, "hardware": {"gpu": gpu}, "packages": {"vllm": "0.32.0"}} for gpu in ("H100", "T4", "B200")]
+    alone = [in_new_thread(lambda s=s: compat.check(s, database=db).to_dict()) for s in stacks]
+    assert in_new_thread(lambda: [compat.check(s, database=db).to_dict() for s in stacks]) == alone

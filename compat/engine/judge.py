@@ -37,7 +37,7 @@ from .facts import VIRTUAL_LABELS, VIRTUAL_PREFIX, StackFacts, virtual_name
 from .findings import SEVERITY_ORDER, Finding, Report
 from .resolver import DEFAULT_MAX_ROUNDS, Gap, Need, Resolution, StackProvider, resolve_install
 
-__all__ = ["judge_stack", "judge", "Judged"]
+__all__ = ["judge", "Judged"]
 
 if TYPE_CHECKING:  # the option files are read only for stacks that give flags
     from ..knowledge.options import GpuPlan, OptionCatalog
@@ -55,20 +55,6 @@ class Judged(NamedTuple):
     db: Database
 
 
-def judge_stack(
-    stack: Stack,
-    db: Database,
-    *,
-    strict: bool | None = None,
-    ignore: tuple[str, ...] | list[str] = (),
-    max_rounds: int = DEFAULT_MAX_ROUNDS,
-    require_known: bool | None = None,
-) -> Report:
-    """The findings of `stack` against `db` (check.check_stack without the
-    explanation and the suggestions a failing stack gets there)."""
-    return judge(stack, db, strict=strict, ignore=ignore, max_rounds=max_rounds, require_known=require_known).report
-
-
 def judge(
     stack: Stack,
     db: Database,
@@ -78,7 +64,9 @@ def judge(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     require_known: bool | None = None,
 ) -> Judged:
-    """`judge_stack`, with what check.py needs to explain a failure."""
+    """The findings of `stack` against `db` (the report, with no explanation
+    or suggestions yet: check.check_stack adds them), and what check.py
+    needs to explain a failure."""
     if stack.overlay is not None:  # [compat] overlay: the stack's own facts over the database
         db = with_overlay(db, stack.overlay)
     resolution = resolve_install(stack, db, max_rounds=max_rounds)

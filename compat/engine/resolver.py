@@ -457,14 +457,19 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
             key = (release.package, release.version, extras)
             found = shared.requires.get(key)
             if found is None:
-                gaps_before = len(self.gaps)
-                listed = self._requires_dist_needs(release, extras, None, parent)
-                found = shared.requires[key] = (tuple(listed), tuple(self.gaps[gaps_before:]))
-            else:
-                for gap in found[1]:  # what reading them found missing, said again for this stack
-                    if (gap.package, str(gap.need)) not in self._gap_keys:
-                        self._gap_keys.add((gap.package, str(gap.need)))
-                        self.gaps.append(gap)
+                # every gap these lines find, kept with them whether or not this stack met it already
+                # through another release: the next stack may read this release alone
+                gaps, keys = self.gaps, self._gap_keys
+                self.gaps, self._gap_keys = [], set()
+                try:
+                    listed = self._requires_dist_needs(release, extras, None, parent)
+                    found = shared.requires[key] = (tuple(listed), tuple(self.gaps))
+                finally:
+                    self.gaps, self._gap_keys = gaps, keys
+            for gap in found[1]:  # what reading them found missing, said for this stack
+                if (gap.package, str(gap.need)) not in self._gap_keys:
+                    self._gap_keys.add((gap.package, str(gap.need)))
+                    self.gaps.append(gap)
             needs.extend(found[0])
         else:
             needs.extend(self._requires_dist_needs(release, extras, build, parent))
@@ -718,16 +723,16 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         if fits is None:
             component = self.db.component(release.package)
             shared = self.shared(release) if component is None or not component.has_builds else None
-            if shared is not None:
-                fits = shared.fits.get(key)
-                if fits is None:
-                    fits = shared.fits[key] = self._installable(release, component)
-            else:
-                fits = self._installable(release, component)
+            fits = shared.fits.get(key) if shared is not None else None
+            if fits is None:
+                fits, built = self._installable(release, component)
+                if shared is not None and not built:  # a build's judgment reads the hardware: not shared
+                    shared.fits[key] = fits
             self._fits[key] = fits
         return fits
 
-    def _installable(self, release: Release, component: Component | None) -> bool:
+    def _installable(self, release: Release, component: Component | None) -> tuple[bool, bool]:
+        """Whether `release` can run here, and whether that judged a build of it."""
         # as pip and uv do, a release whose Requires-Python excludes the interpreter is no candidate
         python = release.requires_python
         fits = python is None or python.contains(self.stack.system.python, prereleases=True)
@@ -738,8 +743,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
                 errors = [p for p in judge_build(selected.build, self.stack, self.db) if p.severity == "error"]
                 if errors:  # pip and uv would take it (they know nothing of GPUs): the check says so
                     self.passed_over[(release.package, release.version)] = (selected.build, errors[0])
-                fits = not errors
-        return fits
+                return not errors, True
+        return fits, False
 
     def select_build(self, component: Component, release: Release) -> tuple[Selected | None, str | None]:
         """The build of `release` the stack installs (builds.select_build),
@@ -1044,21 +1049,28 @@ _SHARED_PER_DATABASE = 8  # the machines (and package names) a thread keeps shar
 
 def _shared_for(stack: Stack, db: Database) -> _Shared:
     """The shared judgments of stacks alike `stack` (same machine, same
-    package names, same locked/only-binary), on `db` (one store per thread,
-    as the reused resolutions; forgotten with them)."""
-    store = db.__dict__.setdefault("_shared_judgments", threading.local())
-    cache: dict[tuple[Any, ...], _Shared] | None = getattr(store, "cache", None)
+    package names, same locked/only-binary), kept on `db` as the reused
+    resolutions are."""
+    key = repr((stack.system, sorted(stack.packages), stack.only_binary, stack.locked))
+    return _kept(db, "_shared_judgments", key, _Shared, _SHARED_PER_DATABASE)
+
+
+def _kept(db: Database, store_name: str, key: Any, make: Callable[[], Any], limit: int) -> Any:
+    """What `make` gives for `key`, kept on `db` (one store per thread, the
+    `limit` most recently used; forgotten with `forget_resolutions`). On the
+    database object, not beside it keyed by it: what is kept refers to the
+    database, and a store beside it would keep every database loaded alive."""
+    store = db.__dict__.setdefault(store_name, threading.local())
+    cache: dict[Any, Any] | None = getattr(store, "cache", None)
     if cache is None:
         cache = store.cache = {}
-    key = (repr((stack.system, sorted(stack.packages), stack.only_binary, stack.locked,
-                 id(stack.environment) if stack.environment is not None else None)),
-           getattr(_GENERATION, "value", 0))
+    key = (key, getattr(_GENERATION, "value", 0))
     found = cache.pop(key, None)
     if found is None:
-        found = _Shared()
-        if len(cache) >= _SHARED_PER_DATABASE:
-            del cache[next(iter(cache))]
-    cache[key] = found
+        found = make()
+        if len(cache) >= limit:
+            del cache[next(iter(cache))]  # the least recently used (or one forgotten)
+    cache[key] = found  # (re)inserted last: the most recently used
     return found
 
 
@@ -1101,18 +1113,8 @@ def resolve_install(stack: Stack, db: Database, *, max_rounds: int = DEFAULT_MAX
     refer to it, so a store kept beside it, keyed by it, would keep every
     database a process ever loaded alive; on it, they go with it.
     """
-    store = db.__dict__.setdefault("_resolved_installs", threading.local())
-    cache: dict[tuple[str, int, int], Resolution] | None = getattr(store, "cache", None)
-    if cache is None:
-        cache = store.cache = {}
-    key = (resolution_key(stack), max_rounds, getattr(_GENERATION, "value", 0))
-    found = cache.pop(key, None)
-    if found is None:
-        found = resolve(stack, db, max_rounds=max_rounds, closure=True)
-        if len(cache) >= _RESOLVED_PER_DATABASE:
-            del cache[next(iter(cache))]  # the least recently used (or one forgotten)
-    cache[key] = found  # (re)inserted last: the most recently used
-    return found
+    return _kept(db, "_resolved_installs", (resolution_key(stack), max_rounds),
+                 lambda: resolve(stack, db, max_rounds=max_rounds, closure=True), _RESOLVED_PER_DATABASE)
 
 
 def _greedy(stack: Stack, db: Database, *, max_rounds: int, closure: bool) -> Resolution | None:

@@ -41,7 +41,7 @@ from ..stack import PackageSpec, Stack
 from .builds import judge_build, select_build
 from .facts import StackFacts
 from .findings import Finding
-from .judge import judge_stack
+from .judge import judge
 from .resolver import StackProvider
 
 if TYPE_CHECKING:
@@ -514,7 +514,7 @@ class _Search:
         self.checks_left -= 1
         self.checks += 1
         try:
-            report: Report | None = judge_stack(leaf.stack, self.db, ignore=self.ignore)
+            report: Report | None = judge(leaf.stack, self.db, ignore=self.ignore).report
         except ResolutionTooComplex:
             report = None
         self._reports[leaf.values] = report

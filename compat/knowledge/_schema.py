@@ -193,12 +193,13 @@ class Table:
             raise self.error("expected an array of tables", name)
         return [Table(v, self.file, f"{self.where(name)}[{i}]") for i, v in enumerate(value)]
 
-    def identifier(self, seen: dict[str, Any] | set[str], what: str) -> str:
-        """The table's ``id``: present, well-formed, and not in `seen`."""
-        value = self.text("id", required=True)
+    def identifier(self, seen: dict[str, Any] | set[str], what: str, key: str = "id") -> str:
+        """The table's `key` (its ``id``): present, well-formed, and not in `seen`."""
+        value = self.text(key, required=True)
         assert value is not None
         if not is_id(value):
-            raise self.error(f"invalid ID {value!r} (lower-case letters, digits, . - _)", "id")
+            raise self.error(f"invalid {'ID' if key == 'id' else key} {value!r:.80} (lower-case letters, digits, . - _)",
+                             key)
         if value in seen:
-            raise self.error(f"duplicate {what} ID {value!r}", "id")
+            raise self.error(f"duplicate {what} {'ID' if key == 'id' else key} {value!r}", key)
         return value

@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from .. import _toml
 from ..errors import DatabaseError
 from ..stack import set_platform_markers
-from ._schema import Table, is_id
+from ._schema import Table
 from .paths import default_data_dir
 
 __all__ = ["PLATFORMS_FILE", "MARKERS", "PlatformEntry", "PlatformTable", "load_platforms", "bundled_platforms",
@@ -217,12 +217,7 @@ def _sources(part: Table) -> list[tuple[str, str]]:
 
 def _platform(table: Table, seen: set[str]) -> PlatformEntry:
     table.only(["name", "markers", "wheels", "hosts"])
-    name = table.text("name", required=True)
-    assert name is not None
-    if not is_id(name):
-        raise table.error(f"invalid platform name {name!r:.80} (lower-case letters, digits, . - _)", "name")
-    if name in seen:
-        raise table.error(f"platform {name!r} is listed twice", "name")
+    name = table.identifier(seen, "platform", key="name")
     markers = _part(table, "markers", list(MARKERS))
     assert markers is not None
     values = tuple((key, _word(markers, key, markers.text(key, required=True))) for key in MARKERS)
