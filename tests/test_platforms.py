@@ -247,3 +247,13 @@ def test_a_database_without_the_file_reads_the_bundled_one(tmp_path, db):
     bare = Database.load(tmp_path)
     assert bare.platforms.names() == db.platforms.names()
     assert load_stack({"system": {"python": "3.12", "platform": "macos-arm64"}}, bare).system.platform == "macos-arm64"
+
+
+def test_a_stack_made_in_python_with_glibc_on_macos_is_refused_as_the_file_is(db):
+    import compat
+    from compat.errors import StackError
+    from compat.stack import Stack, System
+
+    stack = Stack(system=System(python=Version("3.12"), platform="macos-arm64", glibc=Version("2.35")))
+    with pytest.raises(StackError, match="glibc is for Linux platforms"):
+        compat.check(stack, database=db)

@@ -162,9 +162,13 @@ def bind_platform(stack: Stack, db: Database) -> None:
     table of `db`, and make that table the one its platform name means (as
     binding a stack read from a file does)."""
     table = db.platforms
-    if stack.system.platform not in table:
-        raise StackError(_unknown_platform(stack.system.platform, table.names()), file=stack.path or "<stack>",
-                         key="[system] platform")
+    entry = table.get(stack.system.platform)
+    where = stack.path or "<stack>"
+    if entry is None:
+        raise StackError(_unknown_platform(stack.system.platform, table.names()), file=where, key="[system] platform")
+    if stack.system.glibc is not None and not entry.glibc:
+        raise StackError(f"glibc is for Linux platforms; the platform is {entry.name}", file=where,
+                         key="[system] glibc")
     use_platforms(table)
 
 
