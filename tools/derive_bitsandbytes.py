@@ -212,7 +212,7 @@ def derive(read: list[tuple[Wheel, str, list[dict]]]) -> tuple[list[dict], list[
             "require": {"platform": list(platforms)},
             "message": (f"bitsandbytes {span_text(run)} ships one wheel for every platform (py3-none-any), whose "
                         f"native libraries are built for {' and '.join(platforms)} only ({libraries}): elsewhere "
-                        "it installs, and fails to load its library (\"CUDA Setup failed\")"),
+                        "it installs, and no library of it loads, so its 8-bit and 4-bit operations cannot run"),
             "source": source["id"],
         })
     return sorted(sources.values(), key=lambda s: s["id"]), builds, rules

@@ -10,8 +10,7 @@ a ``|`` cannot break the table.
 from __future__ import annotations
 
 from ..engine.plan import CATEGORIES, Crossing, OutdatedReport, Plan
-from ._shared import code, escape
-from ._shared import outdated_rows, table_rows, title
+from ._shared import code, escape, outdated_rows, table_rows, title
 
 __all__ = ["render_plan", "render_outdated"]
 

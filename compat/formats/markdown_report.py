@@ -19,7 +19,7 @@ from ._shared import code, escape, header, verdict
 if TYPE_CHECKING:
     from ..knowledge.model import Source
 
-__all__ = ["render", "render_error", "escape", "code"]
+__all__ = ["render", "render_error"]
 
 _HEADINGS = (("error", "Errors"), ("warning", "Warnings"), ("info", "Notes"))
 def _source(finding: Finding) -> str:

@@ -6,10 +6,9 @@ import json as _json
 from collections.abc import Callable, Sequence
 
 from ..engine.plan import CATEGORIES, Crossing, OutdatedReport, Plan
-from ._shared import finding_lines as _finding, header, move_why, outdated_rows, plain as _plain, table_rows, title, verdict
+from ._shared import finding_lines as _finding, header, outdated_rows, plain as _plain, table_rows, title, verdict
 
-__all__ = ["render_text", "render_json", "render_outdated_text", "render_outdated_json", "title", "table_rows",
-           "outdated_rows", "crossing_meta", "move_why"]
+__all__ = ["render_text", "render_json", "render_outdated_text", "render_outdated_json"]
 
 
 def crossing_meta(crossing: Crossing) -> str:
