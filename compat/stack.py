@@ -152,10 +152,13 @@ class System(Record):
     glibc: Version | None = None
     index: str = "pypi"  # where builds come from: the package index, or a PyTorch index variant (cu128, rocm6.4, cpu)
 
-    def marker_environment(self) -> dict[str, str]:
+    def marker_environment(self, platform: tuple[tuple[str, str], ...] | None = None) -> dict[str, str]:
         """The PEP 508 environment that package markers are evaluated in (a new dict each call): the
-        platform's marker values are the platform table's (``data/platforms.toml``); a name it does
-        not hold is a ValueError."""
+        platform's marker values are `platform`'s, given by the caller from the platform table of the
+        database it checks against (``data/platforms.toml``); without them, the table of the database
+        the last stack was bound with. A name that table does not hold is a ValueError."""
+        if platform is not None:
+            return dict(_marker_environment(platform, self.python.release))
         if _platform_markers is None:
             raise ValueError("the platform table (data/platforms.toml) is read by compat.knowledge.platforms, "
                              "which is not imported")

@@ -40,6 +40,13 @@ class Platform(Record):
     (``data/platforms.toml``, `PlatformEntry.glibc_of`)."""
 
     system: System
+    # the entry of the platform table of the database checked against; None: the table the stack was bound with
+    given: PlatformEntry | None = None
+
+    @classmethod
+    def of(cls, system: System, db: Database) -> Platform:
+        """The platform of `system` as `db`'s platform table says (a name it lacks: the bound table's)."""
+        return cls(system, db.platforms.get(system.platform))
 
     @property
     def python(self) -> tuple[int, int]:
@@ -48,8 +55,8 @@ class Platform(Record):
 
     @property
     def entry(self) -> PlatformEntry:
-        """The platform table's entry of the stack's platform (the table the stack was bound with)."""
-        entry = platform_named(self.system.platform)
+        """The platform table's entry of the stack's platform."""
+        entry = self.given if self.given is not None else platform_named(self.system.platform)
         if entry is None:
             raise ValueError(f"unknown platform {self.system.platform!r} (data/platforms.toml does not hold it)")
         return entry
@@ -59,6 +66,10 @@ class Platform(Record):
         """What the tags a platform accepts depend on: the interpreter, the platform's entry, the glibc."""
         glibc = self.system.glibc
         return self.python, self.entry, glibc.release[:2] if glibc is not None else None
+
+    def markers(self) -> dict[str, str]:
+        """The PEP 508 environment of the stack's interpreter on this platform."""
+        return self.system.marker_environment(self.entry.markers)
 
     def glibc_of(self, platform_tag: str) -> tuple[int, int] | None | bool:
         """The glibc a Linux wheel needs, False if the tag is not for this
@@ -242,7 +253,7 @@ def select_build(
     chosen = [b for b in builds if b.index == "pypi" and _on_platform(b, stack)]
     if chosen:
         return Selected(chosen[0], "default"), None
-    found = metadata_cuda(release, stack.system.marker_environment(), db.cuda.runtimes)
+    found = metadata_cuda(release, Platform.of(stack.system, db).markers(), db.cuda.runtimes)
     if found is not None:
         cuda, line = found
         build = Build(

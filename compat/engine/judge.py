@@ -1264,7 +1264,7 @@ class _Checker:
         package the database holds a snapshot of is judged by the index's
         list of its releases; any other by what the snapshot recorded of
         the index when it was taken (``unmet``)."""
-        environment = {**self.stack.system.marker_environment(), "extra": ""}
+        environment = {**self.provider.environment, "extra": ""}
         recorded = built.get("unmet", ())
         out = []
         for index, text in enumerate(built["requires"]):

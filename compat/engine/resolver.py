@@ -297,8 +297,8 @@ class StackProvider(AbstractProvider):  # type: ignore[type-arg]
         # Packages to try nearest to a version first (suggestions look for the
         # smallest move), rather than newest first.
         self.near = dict(near or {})
-        self.environment = stack.system.marker_environment()
-        self.platform = Platform(stack.system)
+        self.platform = Platform.of(stack.system, db)  # the checked database's platform table, not the last bound
+        self.environment = self.platform.markers()
         self._fits: dict[tuple[str, Version], bool] = {}
         # releases an installer could take but whose build cannot run here: (build, the first error)
         self.passed_over: dict[tuple[str, Version], tuple[Build, Problem]] = {}
